@@ -1,0 +1,247 @@
+//! A client of the HTTP API, used by the CLI, the agent, tests and benchmarks.
+
+use super::wire::{AppliedBody, ApplyBody, ErrorBody, ErrorCode, StatusBody};
+use crate::object::{ApplyRequest, Object, Revision};
+use crate::store::{Applied, Listing, WatchEvent};
+use futures::{Stream, StreamExt};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot reach the server at {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("{message}")]
+    Server {
+        status: u16,
+        code: Option<ErrorCode>,
+        message: String,
+    },
+    #[error("unexpected answer from the server: {0}")]
+    Decode(String),
+    #[error("the watch stream broke: {0}")]
+    Stream(String),
+}
+
+impl ClientError {
+    /// The error code the server answered with, if it answered.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            Self::Server { code, .. } => *code,
+            _ => None,
+        }
+    }
+}
+
+/// The innermost cause of a transport error, which is the part a user can act on.
+fn reason(error: &reqwest::Error) -> String {
+    let mut cause: &dyn std::error::Error = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    token: Option<String>,
+}
+
+impl Client {
+    pub fn new(base: &str, token: Option<String>) -> Self {
+        Self {
+            http: reqwest::Client::new(),
+            base: base.trim_end_matches('/').to_owned(),
+            token,
+        }
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let builder = self.http.request(method, format!("{}{path}", self.base));
+        match &self.token {
+            Some(token) => builder.bearer_auth(token),
+            None => builder,
+        }
+    }
+
+    async fn send(
+        &self,
+        builder: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, ClientError> {
+        let response = builder.send().await.map_err(|e| ClientError::Unreachable {
+            url: self.base.clone(),
+            reason: reason(&e),
+        })?;
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        Err(match serde_json::from_str::<ErrorBody>(&text) {
+            Ok(body) => ClientError::Server {
+                status,
+                code: Some(body.code),
+                message: body.error,
+            },
+            Err(_) => ClientError::Server {
+                status,
+                code: None,
+                message: format!("HTTP {status}: {}", text.trim()),
+            },
+        })
+    }
+
+    async fn json<T: DeserializeOwned>(
+        &self,
+        builder: reqwest::RequestBuilder,
+    ) -> Result<T, ClientError> {
+        let response = self.send(builder).await?;
+        response
+            .json()
+            .await
+            .map_err(|e| ClientError::Decode(reason(&e)))
+    }
+
+    /// Applies every object, all or nothing.
+    pub async fn apply(&self, objects: Vec<ApplyRequest>) -> Result<Vec<Applied>, ClientError> {
+        let body = ApplyBody { objects };
+        let answer: AppliedBody = self
+            .json(
+                self.request(reqwest::Method::POST, "/v1/objects")
+                    .json(&body),
+            )
+            .await?;
+        Ok(answer.items)
+    }
+
+    pub async fn get(&self, kind: &str, name: &str) -> Result<Object, ClientError> {
+        self.json(self.request(reqwest::Method::GET, &format!("/v1/objects/{kind}/{name}")))
+            .await
+    }
+
+    pub async fn list(&self, kind: &str, selector: Option<&str>) -> Result<Listing, ClientError> {
+        let mut builder = self.request(reqwest::Method::GET, &format!("/v1/objects/{kind}"));
+        if let Some(selector) = selector {
+            builder = builder.query(&[("selector", selector)]);
+        }
+        self.json(builder).await
+    }
+
+    /// Deletes; answers the object while finalizers still hold it, `None` once it is gone.
+    pub async fn delete(
+        &self,
+        kind: &str,
+        name: &str,
+        revision: Option<Revision>,
+    ) -> Result<Option<Object>, ClientError> {
+        let mut builder = self.request(
+            reqwest::Method::DELETE,
+            &format!("/v1/objects/{kind}/{name}"),
+        );
+        if let Some(revision) = revision {
+            builder = builder.query(&[("revision", revision)]);
+        }
+        self.json(builder).await
+    }
+
+    pub async fn set_status(
+        &self,
+        kind: &str,
+        name: &str,
+        status: Value,
+        revision: Option<Revision>,
+    ) -> Result<Object, ClientError> {
+        let body = StatusBody { status, revision };
+        self.json(
+            self.request(
+                reqwest::Method::PUT,
+                &format!("/v1/objects/{kind}/{name}/status"),
+            )
+            .json(&body),
+        )
+        .await
+    }
+
+    /// Raw GET of a path, for `/metrics` and `/healthz`.
+    pub async fn get_text(&self, path: &str) -> Result<String, ClientError> {
+        let response = self.send(self.request(reqwest::Method::GET, path)).await?;
+        response
+            .text()
+            .await
+            .map_err(|e| ClientError::Decode(reason(&e)))
+    }
+
+    /// Follows changes after `from`, of one kind or of all.
+    pub async fn watch(
+        &self,
+        kind: Option<&str>,
+        from: Revision,
+    ) -> Result<impl Stream<Item = Result<WatchEvent, ClientError>> + use<>, ClientError> {
+        let path = match kind {
+            Some(kind) => format!("/v1/watch/{kind}"),
+            None => "/v1/watch".to_owned(),
+        };
+        let response = self
+            .send(
+                self.request(reqwest::Method::GET, &path)
+                    .query(&[("from", from)]),
+            )
+            .await?;
+        let state = LineState {
+            bytes: Box::pin(response.bytes_stream()),
+            buffer: Vec::new(),
+            failed: false,
+        };
+        Ok(futures::stream::unfold(state, |mut state| async move {
+            if state.failed {
+                return None;
+            }
+            let item = state.next_line().await?;
+            state.failed = item.is_err();
+            Some((item, state))
+        }))
+    }
+}
+
+type ByteStream = std::pin::Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
+
+/// A watch response being cut into lines; the stream ends after its first error.
+struct LineState {
+    bytes: ByteStream,
+    buffer: Vec<u8>,
+    failed: bool,
+}
+
+impl LineState {
+    async fn next_line(&mut self) -> Option<Result<WatchEvent, ClientError>> {
+        loop {
+            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=end).collect();
+                return Some(parse_line(&line[..end]));
+            }
+            match self.bytes.next().await {
+                Some(Ok(chunk)) => self.buffer.extend_from_slice(&chunk),
+                Some(Err(e)) => return Some(Err(ClientError::Stream(reason(&e)))),
+                None if self.buffer.is_empty() => return None,
+                None => return Some(Err(ClientError::Stream("the stream ended mid-line".into()))),
+            }
+        }
+    }
+}
+
+fn parse_line(line: &[u8]) -> Result<WatchEvent, ClientError> {
+    let value: Value =
+        serde_json::from_slice(line).map_err(|e| ClientError::Decode(e.to_string()))?;
+    if value.get("type").and_then(Value::as_str) == Some("error") {
+        let body: ErrorBody =
+            serde_json::from_value(value).map_err(|e| ClientError::Decode(e.to_string()))?;
+        return Err(ClientError::Server {
+            status: 200,
+            code: Some(body.code),
+            message: body.error,
+        });
+    }
+    serde_json::from_value(value).map_err(|e| ClientError::Decode(e.to_string()))
+}

@@ -1,0 +1,36 @@
+//! Bearer-token authentication for everything but `/healthz`.
+
+use super::{ApiError, AppState};
+use crate::api::wire::ErrorCode;
+use axum::extract::{Request, State};
+use axum::http::header::AUTHORIZATION;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+pub async fn require_token(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let presented = request
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match presented {
+        Some(token) if constant_time_eq(token.as_bytes(), state.token.as_bytes()) => {
+            next.run(request).await
+        }
+        Some(_) => ApiError::new(ErrorCode::Unauthorized, "invalid API token").into_response(),
+        None => ApiError::new(
+            ErrorCode::Unauthorized,
+            "missing API token: send 'Authorization: Bearer <token>'",
+        )
+        .into_response(),
+    }
+}
+
+/// Compares without an early exit, so the time taken does not tell how much of a guess matched.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

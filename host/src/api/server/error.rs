@@ -1,0 +1,84 @@
+//! Errors as HTTP answers: a status code and an [`ErrorBody`].
+
+use crate::api::wire::{ErrorBody, ErrorCode};
+use crate::store::StoreError;
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub body: ErrorBody,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        let status = match code {
+            ErrorCode::Invalid => StatusCode::BAD_REQUEST,
+            ErrorCode::NotFound => StatusCode::NOT_FOUND,
+            ErrorCode::Conflict => StatusCode::CONFLICT,
+            ErrorCode::Compacted => StatusCode::GONE,
+            ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
+            ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Self {
+            status,
+            body: ErrorBody {
+                error: message.into(),
+                code,
+            },
+        }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Invalid, message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::NotFound, message)
+    }
+}
+
+/// The code a store error is answered with.
+pub fn code_of(error: &StoreError) -> ErrorCode {
+    match error.root() {
+        StoreError::NotFound { .. } => ErrorCode::NotFound,
+        StoreError::Conflict { .. } | StoreError::ConflictMissing { .. } => ErrorCode::Conflict,
+        StoreError::Compacted { .. } => ErrorCode::Compacted,
+        StoreError::Invalid(_) => ErrorCode::Invalid,
+        StoreError::Document { .. } | StoreError::Backend(_) | StoreError::Closed => {
+            ErrorCode::Internal
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        Self::new(code_of(&error), error.to_string())
+    }
+}
+
+impl From<crate::object::NameError> for ApiError {
+    fn from(error: crate::object::NameError) -> Self {
+        Self::invalid(error.to_string())
+    }
+}
+
+impl From<axum::extract::rejection::JsonRejection> for ApiError {
+    fn from(rejection: axum::extract::rejection::JsonRejection) -> Self {
+        Self::invalid(format!("invalid request body: {}", rejection.body_text()))
+    }
+}
+
+impl From<axum::extract::rejection::QueryRejection> for ApiError {
+    fn from(rejection: axum::extract::rejection::QueryRejection) -> Self {
+        Self::invalid(format!("invalid query: {}", rejection.body_text()))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body)).into_response()
+    }
+}

@@ -1,0 +1,38 @@
+//! `/metrics` in Prometheus text, and the request counter every route feeds.
+
+use axum::extract::Request;
+use axum::http::header::CONTENT_TYPE;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use std::sync::OnceLock;
+
+/// The process-wide recorder; installed on first use so every metric from then on is kept.
+pub fn handle() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        // Another recorder may already be installed (e.g. by an embedding program): then ours
+        // renders only what it was given, which is still a valid page.
+        let _ = metrics::set_global_recorder(recorder);
+        handle
+    })
+}
+
+pub async fn render() -> Response {
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4")],
+        handle().render(),
+    )
+        .into_response()
+}
+
+pub async fn count_requests(request: Request, next: Next) -> Response {
+    handle();
+    let method = request.method().to_string();
+    let response = next.run(request).await;
+    let status = response.status().as_u16().to_string();
+    metrics::counter!("http_requests_total", "method" => method, "status" => status).increment(1);
+    response
+}

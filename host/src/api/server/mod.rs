@@ -1,0 +1,105 @@
+//! The HTTP server: routes, shared state, and the listener.
+
+mod auth;
+mod error;
+mod metrics_route;
+mod objects;
+mod watch;
+
+pub use error::ApiError;
+
+use crate::store::Store;
+use axum::Router;
+use axum::routing::{get, put};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("the HTTP server failed: {0}")]
+    Serve(std::io::Error),
+}
+
+/// What the server needs to answer requests.
+pub struct ServerConfig {
+    pub listen: String,
+    pub token: String,
+    pub store: Arc<dyn Store>,
+}
+
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub store: Arc<dyn Store>,
+    pub token: Arc<str>,
+}
+
+/// A bound, not yet running, server.
+pub struct Server {
+    listener: tokio::net::TcpListener,
+    router: Router,
+}
+
+impl Server {
+    pub async fn bind(config: ServerConfig) -> Result<Self, ServeError> {
+        let listener = tokio::net::TcpListener::bind(&config.listen)
+            .await
+            .map_err(|source| ServeError::Bind {
+                addr: config.listen.clone(),
+                source,
+            })?;
+        let state = AppState {
+            store: config.store,
+            token: config.token.into(),
+        };
+        Ok(Self {
+            listener,
+            router: router(state),
+        })
+    }
+
+    pub fn local_addr(&self) -> Result<SocketAddr, ServeError> {
+        self.listener.local_addr().map_err(ServeError::Serve)
+    }
+
+    /// Serves until `shutdown` completes.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await
+            .map_err(ServeError::Serve)
+    }
+}
+
+fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .route("/v1/objects", axum::routing::post(objects::apply_many))
+        .route("/v1/objects/{kind}", get(objects::list))
+        .route(
+            "/v1/objects/{kind}/{name}",
+            get(objects::get_one)
+                .put(objects::apply_one)
+                .delete(objects::delete),
+        )
+        .route("/v1/objects/{kind}/{name}/status", put(objects::set_status))
+        .route("/v1/watch", get(watch::watch_all))
+        .route("/v1/watch/{kind}", get(watch::watch_kind))
+        .route("/metrics", get(metrics_route::render))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_token,
+        ));
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .merge(api)
+        .fallback(|| async { ApiError::not_found("no such route") })
+        .layer(axum::middleware::from_fn(metrics_route::count_requests))
+        .with_state(state)
+}

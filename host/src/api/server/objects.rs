@@ -1,0 +1,123 @@
+//! `/v1/objects`: apply, get, list, delete, and status.
+
+use super::{ApiError, AppState};
+use crate::api::wire::{AppliedBody, ApplyBody, StatusBody};
+use crate::object::{ApplyRequest, Object, Revision, Selector, validate_kind, validate_name};
+use crate::store::{Listing, StoreError};
+use axum::Json;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use serde::Deserialize;
+
+type Answer<T> = Result<Json<T>, ApiError>;
+
+fn check(kind: &str, name: Option<&str>) -> Result<(), ApiError> {
+    validate_kind(kind)?;
+    if let Some(name) = name {
+        validate_name(name)?;
+    }
+    Ok(())
+}
+
+pub async fn apply_many(
+    State(state): State<AppState>,
+    body: Result<Json<ApplyBody>, JsonRejection>,
+) -> Answer<AppliedBody> {
+    let Json(body) = body?;
+    for (i, request) in body.objects.iter().enumerate() {
+        request
+            .validate()
+            .map_err(|e| StoreError::in_document(i + 1, e.into()))?;
+    }
+    let items = state.store.apply(body.objects).await?;
+    Ok(Json(AppliedBody { items }))
+}
+
+pub async fn apply_one(
+    State(state): State<AppState>,
+    Path((kind, name)): Path<(String, String)>,
+    body: Result<Json<Object>, JsonRejection>,
+) -> Answer<Object> {
+    check(&kind, Some(&name))?;
+    let Json(object) = body?;
+    if object.kind != kind || object.name != name {
+        return Err(ApiError::invalid(format!(
+            "the body names {}/{} but the path names {kind}/{name}",
+            object.kind, object.name
+        )));
+    }
+    let mut applied = state.store.apply(vec![ApplyRequest::from(object)]).await?;
+    let applied = applied
+        .pop()
+        .ok_or_else(|| ApiError::invalid("nothing was applied"))?;
+    Ok(Json(applied.object))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    #[serde(default)]
+    selector: Option<String>,
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    Path(kind): Path<String>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Answer<Listing> {
+    check(&kind, None)?;
+    let Query(query) = query?;
+    let selector: Selector = query
+        .selector
+        .as_deref()
+        .unwrap_or_default()
+        .parse()
+        .map_err(|e: crate::object::SelectorError| ApiError::invalid(e.to_string()))?;
+    Ok(Json(state.store.list(&kind, &selector).await?))
+}
+
+pub async fn get_one(
+    State(state): State<AppState>,
+    Path((kind, name)): Path<(String, String)>,
+) -> Answer<Object> {
+    check(&kind, Some(&name))?;
+    let found = state.store.get(&kind, &name).await?;
+    found
+        .map(Json)
+        .ok_or_else(|| StoreError::NotFound { kind, name }.into())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RevisionQuery {
+    #[serde(default)]
+    revision: Option<Revision>,
+}
+
+/// Answers the object still held by finalizers, or `null` once it is gone.
+pub async fn delete(
+    State(state): State<AppState>,
+    Path((kind, name)): Path<(String, String)>,
+    query: Result<Query<RevisionQuery>, QueryRejection>,
+) -> Answer<Option<Object>> {
+    check(&kind, Some(&name))?;
+    let Query(query) = query?;
+    Ok(Json(
+        state.store.delete(&kind, &name, query.revision).await?,
+    ))
+}
+
+pub async fn set_status(
+    State(state): State<AppState>,
+    Path((kind, name)): Path<(String, String)>,
+    body: Result<Json<StatusBody>, JsonRejection>,
+) -> Answer<Object> {
+    check(&kind, Some(&name))?;
+    let Json(body) = body?;
+    Ok(Json(
+        state
+            .store
+            .set_status(&kind, &name, body.status, body.revision)
+            .await?,
+    ))
+}

@@ -1,0 +1,70 @@
+//! `/v1/watch[/{kind}]?from=REV`: newline-delimited JSON events over a chunked response.
+
+use super::error::code_of;
+use super::{ApiError, AppState};
+use crate::api::wire::WatchErrorLine;
+use crate::object::{Revision, validate_kind};
+use crate::store::StoreError;
+use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchQuery {
+    #[serde(default)]
+    from: Revision,
+}
+
+pub async fn watch_all(
+    State(state): State<AppState>,
+    query: Result<Query<WatchQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query?;
+    stream(state, None, query.from).await
+}
+
+pub async fn watch_kind(
+    State(state): State<AppState>,
+    Path(kind): Path<String>,
+    query: Result<Query<WatchQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    validate_kind(&kind)?;
+    let Query(query) = query?;
+    stream(state, Some(kind), query.from).await
+}
+
+async fn stream(
+    state: AppState,
+    kind: Option<String>,
+    from: Revision,
+) -> Result<Response, ApiError> {
+    let events = state.store.watch(kind.as_deref(), from).await?;
+    let lines = events.map(|event| {
+        let mut line = match event {
+            Ok(event) => serde_json::to_vec(&event),
+            Err(error) => serde_json::to_vec(&error_line(&error)),
+        }
+        .map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        Ok::<_, std::io::Error>(line)
+    });
+    Ok((
+        [(CONTENT_TYPE, "application/x-ndjson")],
+        Body::from_stream(lines),
+    )
+        .into_response())
+}
+
+/// The store ended the watch (e.g. the watcher fell behind past compaction): say why, last.
+fn error_line(error: &StoreError) -> WatchErrorLine {
+    WatchErrorLine {
+        line_type: "error".into(),
+        error: error.to_string(),
+        code: code_of(error),
+    }
+}

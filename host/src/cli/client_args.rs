@@ -1,0 +1,48 @@
+//! The flags every client command shares: where the server is and which token to present.
+
+use crate::api::token;
+use crate::api::wire::ErrorCode;
+use crate::api::{Client, ClientError};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Args)]
+pub struct ClientArgs {
+    /// The server's address.
+    #[arg(long, default_value = "http://127.0.0.1:7800", env = "REACTOR_SERVER")]
+    pub server: String,
+    /// The API token; by default $REACTOR_TOKEN, else `<data>/token`.
+    #[arg(long, env = "REACTOR_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// The server's data folder, where the token file is looked for.
+    #[arg(long, default_value = "./data")]
+    pub data: PathBuf,
+}
+
+impl ClientArgs {
+    pub fn client(&self) -> anyhow::Result<Client> {
+        let token = match &self.token {
+            Some(token) => Some(token.clone()),
+            None => {
+                let path = token::token_path(&self.data);
+                if path.exists() {
+                    Some(token::read(&path)?)
+                } else {
+                    None
+                }
+            }
+        };
+        Ok(Client::new(&self.server, token))
+    }
+}
+
+/// Adds the hint a user needs to a refused token.
+pub fn explain(error: ClientError) -> anyhow::Error {
+    if error.code() == Some(ErrorCode::Unauthorized) {
+        anyhow::anyhow!(
+            "{error} (pass --token, set REACTOR_TOKEN, or point --data at the server's data folder)"
+        )
+    } else {
+        error.into()
+    }
+}

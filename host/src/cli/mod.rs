@@ -1,0 +1,53 @@
+//! The `reactor-host` command line: `serve` and the client commands. This is the program's
+//! edge, so errors are `anyhow` here and become one line on stderr in main.
+
+mod apply;
+mod client_args;
+mod delete;
+mod get;
+mod serve;
+mod watch;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "reactor-host",
+    version,
+    about = "A host for controllers whose logic runs sandboxed in WebAssembly"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the API, the store and the controllers.
+    Serve(serve::ServeArgs),
+    /// Create or update objects from YAML or JSON documents (all or nothing).
+    Apply(apply::ApplyArgs),
+    /// Show objects of a kind, or one object.
+    Get(get::GetArgs),
+    /// Delete an object (it stays, marked deleting, while finalizers hold it).
+    Delete(delete::DeleteArgs),
+    /// Print every change of a kind as one JSON event per line.
+    Watch(watch::WatchArgs),
+}
+
+impl Command {
+    /// Whether this command is the long-running server (it logs more by default).
+    pub fn is_server(&self) -> bool {
+        matches!(self, Self::Serve(_))
+    }
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve::run(args).await,
+        Command::Apply(args) => apply::run(args).await,
+        Command::Get(args) => get::run(args).await,
+        Command::Delete(args) => delete::run(args).await,
+        Command::Watch(args) => watch::run(args).await,
+    }
+}

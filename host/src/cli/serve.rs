@@ -1,0 +1,99 @@
+//! `reactor-host serve`: the store, the API and (as they arrive) the controllers.
+
+use crate::api::{Server, ServerConfig, token};
+use crate::store::{EmbeddedStore, EmbeddedStoreOptions};
+use anyhow::Context;
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where the embedded store and the API token live.
+    #[arg(long, default_value = "./data")]
+    pub data: PathBuf,
+    /// The folder of reactor components (`.wasm`), watched for changes.
+    #[arg(long, default_value = "./components")]
+    pub components: PathBuf,
+    /// The component configuration file (YAML).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The address of the HTTP API.
+    #[arg(long, default_value = "127.0.0.1:7800")]
+    pub listen: String,
+    /// The store: embedded in --data by default, or `etcd://host:port[,host:port]`.
+    #[arg(long)]
+    pub store: Option<String>,
+    /// How many of the newest changes the store keeps for watches to resume from.
+    #[arg(long, default_value_t = 100_000)]
+    pub log_retention: u64,
+    /// How often an idle watch gets a bookmark, e.g. `10s`.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub bookmark_interval: Duration,
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    if let Some(url) = &args.store {
+        anyhow::bail!(
+            "--store {url}: only the embedded store is available in this build (etcd is planned)"
+        );
+    }
+    let options = EmbeddedStoreOptions {
+        log_retention: args.log_retention,
+        bookmark_interval: args.bookmark_interval,
+        ..EmbeddedStoreOptions::default()
+    };
+    let data = args.data.clone();
+    let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(&data, options))
+        .await
+        .context("the store failed to open")??;
+    let token = token::load_or_create(&args.data)?;
+    let server = Server::bind(ServerConfig {
+        listen: args.listen.clone(),
+        token,
+        store: Arc::new(store),
+    })
+    .await?;
+    let addr = server.local_addr()?;
+    tracing::info!(%addr, data = %args.data.display(), "serving");
+    // Tests and scripts read this line to learn the port when --listen ends in :0.
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "reactor-host listening on http://{addr}")?;
+    stdout.flush()?;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.run(async {
+        let _ = stop_rx.await;
+    }));
+    shutdown_signal().await;
+    tracing::info!("shutting down");
+    let _ = stop_tx.send(());
+    // Open watch streams never end by themselves: give the rest a moment, then stop.
+    match tokio::time::timeout(Duration::from_secs(3), serving).await {
+        Ok(joined) => joined.context("the server task failed")??,
+        Err(_) => tracing::info!("closing open watch streams"),
+    }
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}

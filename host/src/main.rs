@@ -1,0 +1,28 @@
+//! The `reactor-host` binary: parses the command line and reports failure as one line.
+
+use clap::Parser;
+use reactor_host::cli::{Cli, run};
+use std::io::IsTerminal;
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() {
+    let cli = Cli::parse();
+    let default_level = if cli.command.is_server() {
+        "info"
+    } else {
+        "warn"
+    };
+    let filter =
+        EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| EnvFilter::new(default_level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    if let Err(error) = run(cli).await {
+        let message = format!("{error:#}").replace('\n', " ");
+        eprintln!("error: {message}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,117 @@
+//! The object document every reactor and client sees: kind, name, labels, spec, status, meta.
+
+mod document;
+mod names;
+mod selector;
+
+pub use document::{DocumentError, parse_documents};
+pub use names::{NameError, validate_kind, validate_name};
+pub use selector::{Selector, SelectorError};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A store-wide revision: the position of one change in the store's history.
+pub type Revision = u64;
+
+/// One object as stored and returned by the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Object {
+    pub kind: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub spec: Value,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub status: Value,
+    #[serde(default)]
+    pub meta: Meta,
+}
+
+/// Server-owned bookkeeping. On apply only `revision` is read (as a compare-and-swap guard).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Meta {
+    pub uid: String,
+    pub revision: Revision,
+    pub generation: u64,
+    pub created: String,
+    pub updated: String,
+    pub finalizers: Vec<String>,
+    pub deleting: bool,
+}
+
+impl Object {
+    /// The store key of this object.
+    pub fn key(&self) -> ObjectKey {
+        ObjectKey::new(&self.kind, &self.name)
+    }
+}
+
+/// What a client asks the store to make true for one object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApplyRequest {
+    pub kind: String,
+    pub name: String,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub spec: Value,
+    /// When set, the apply succeeds only if the object's current revision equals it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_revision: Option<Revision>,
+}
+
+impl ApplyRequest {
+    /// Checks the kind and name rules.
+    pub fn validate(&self) -> Result<(), NameError> {
+        validate_kind(&self.kind)?;
+        validate_name(&self.name)
+    }
+
+    pub fn key(&self) -> ObjectKey {
+        ObjectKey::new(&self.kind, &self.name)
+    }
+}
+
+impl From<Object> for ApplyRequest {
+    fn from(object: Object) -> Self {
+        let expected_revision = (object.meta.revision != 0).then_some(object.meta.revision);
+        Self {
+            kind: object.kind,
+            name: object.name,
+            labels: object.labels,
+            spec: object.spec,
+            expected_revision,
+        }
+    }
+}
+
+/// `kind/name`, the identity of an object in the store. Kinds cannot contain `/`, so a kind's
+/// objects form one contiguous key range.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectKey(String);
+
+impl ObjectKey {
+    pub fn new(kind: &str, name: &str) -> Self {
+        Self(format!("{kind}/{name}"))
+    }
+
+    /// The first key of a kind's range (inclusive) and the first key after it (exclusive).
+    pub fn kind_range(kind: &str) -> (String, String) {
+        (format!("{kind}/"), format!("{kind}0"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}

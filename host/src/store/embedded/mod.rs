@@ -1,0 +1,249 @@
+//! The embedded store: redb in the data folder, one group-committing writer, log-fed watches.
+
+mod tables;
+mod watch;
+mod writer;
+
+use crate::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
+use crate::store::{
+    Applied, ApplyOutcome, EventType, Listing, Store, StoreError, WatchEvent, WatchStream,
+};
+use async_trait::async_trait;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use writer::{Op, WriteRequest, WriterSettings, Written};
+
+/// Tuning of the embedded store.
+#[derive(Debug, Clone)]
+pub struct EmbeddedStoreOptions {
+    /// How many of the newest changes the log keeps for watches to resume from.
+    pub log_retention: u64,
+    /// How often an idle watch is sent a bookmark.
+    pub bookmark_interval: Duration,
+    /// The most writes gathered into one transaction.
+    pub max_batch: usize,
+}
+
+impl Default for EmbeddedStoreOptions {
+    fn default() -> Self {
+        Self {
+            log_retention: 100_000,
+            bookmark_interval: Duration::from_secs(10),
+            max_batch: 1024,
+        }
+    }
+}
+
+/// State shared by the store handle, its writer thread and its watches.
+pub(crate) struct Shared {
+    db: redb::Database,
+    latest: AtomicU64,
+    oldest: AtomicU64,
+    events: broadcast::Sender<Arc<Vec<WatchEvent>>>,
+    bookmark_interval: Duration,
+}
+
+/// A [`Store`] kept in one redb file.
+pub struct EmbeddedStore {
+    shared: Arc<Shared>,
+    writes: mpsc::Sender<WriteRequest>,
+    writer: Option<std::thread::JoinHandle<()>>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for EmbeddedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedStore")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl EmbeddedStore {
+    /// Opens (or creates) `<dir>/store.redb`.
+    pub fn open(dir: &Path, options: EmbeddedStoreOptions) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            StoreError::Backend(format!("cannot create data folder {}: {e}", dir.display()))
+        })?;
+        let path = dir.join("store.redb");
+        let db = redb::Database::create(&path)
+            .map_err(|e| StoreError::Backend(format!("cannot open {}: {e}", path.display())))?;
+        Self::init_tables(&db)?;
+        let (latest, oldest) = tables::read_counters(&db)?;
+        let (events, _) = broadcast::channel(1024);
+        let shared = Arc::new(Shared {
+            db,
+            latest: AtomicU64::new(latest),
+            oldest: AtomicU64::new(oldest),
+            events,
+            bookmark_interval: options.bookmark_interval,
+        });
+        let (writes, requests) = mpsc::channel(options.max_batch * 4);
+        let settings = WriterSettings {
+            retention: options.log_retention.max(1),
+            max_batch: options.max_batch.max(1),
+        };
+        let writer_shared = shared.clone();
+        let writer = std::thread::Builder::new()
+            .name("store-writer".into())
+            .spawn(move || writer::run(writer_shared, requests, settings))
+            .map_err(|e| StoreError::Backend(format!("cannot start the writer thread: {e}")))?;
+        Ok(Self {
+            shared,
+            writes,
+            writer: Some(writer),
+            path,
+        })
+    }
+
+    fn init_tables(db: &redb::Database) -> Result<(), StoreError> {
+        let txn = db.begin_write().map_err(tables::backend)?;
+        txn.open_table(tables::OBJECTS).map_err(tables::backend)?;
+        txn.open_table(tables::LOG).map_err(tables::backend)?;
+        txn.open_table(tables::COUNTERS).map_err(tables::backend)?;
+        txn.commit().map_err(tables::backend)
+    }
+
+    /// Stops the writer after the writes already sent, so the file can be opened again.
+    pub fn close(mut self) {
+        let (closed, _) = mpsc::channel(1);
+        drop(std::mem::replace(&mut self.writes, closed));
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+
+    async fn write(&self, op: Op) -> Result<Vec<Written>, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.writes
+            .send(WriteRequest { op, reply })
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+
+    async fn read<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&redb::Database) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let shared = self.shared.clone();
+        tokio::task::spawn_blocking(move || read(&shared.db))
+            .await
+            .map_err(|e| StoreError::Backend(format!("store read task failed: {e}")))?
+    }
+}
+
+fn single(mut states: Vec<Written>) -> Result<Option<Object>, StoreError> {
+    states
+        .pop()
+        .map(|w| w.object)
+        .ok_or_else(|| StoreError::Backend("write answered with no object".into()))
+}
+
+#[async_trait]
+impl Store for EmbeddedStore {
+    async fn get(&self, kind: &str, name: &str) -> Result<Option<Object>, StoreError> {
+        let key = ObjectKey::new(kind, name);
+        self.read(move |db| tables::get_object(db, &key)).await
+    }
+
+    async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError> {
+        let kind = kind.to_owned();
+        let (mut items, revision) = self.read(move |db| tables::list_kind(db, &kind)).await?;
+        if !selector.is_empty() {
+            items.retain(|o| selector.matches(&o.labels));
+        }
+        Ok(Listing { items, revision })
+    }
+
+    async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError> {
+        if requests.is_empty() {
+            return Ok(Vec::new());
+        }
+        let states = self.write(Op::Apply(requests)).await?;
+        states
+            .into_iter()
+            .map(|w| {
+                let object = w
+                    .object
+                    .ok_or_else(|| StoreError::Backend("apply removed an object".into()))?;
+                let outcome = match w.change {
+                    None => ApplyOutcome::Unchanged,
+                    Some(EventType::Created) => ApplyOutcome::Created,
+                    Some(_) => ApplyOutcome::Updated,
+                };
+                Ok(Applied { outcome, object })
+            })
+            .collect()
+    }
+
+    async fn set_status(
+        &self,
+        kind: &str,
+        name: &str,
+        status: Value,
+        expected_revision: Option<Revision>,
+    ) -> Result<Object, StoreError> {
+        let op = Op::SetStatus {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            status,
+            expected: expected_revision,
+        };
+        single(self.write(op).await?)?
+            .ok_or_else(|| StoreError::Backend("status write removed the object".into()))
+    }
+
+    async fn set_finalizers(
+        &self,
+        kind: &str,
+        name: &str,
+        finalizers: Vec<String>,
+        expected_revision: Option<Revision>,
+    ) -> Result<Option<Object>, StoreError> {
+        let op = Op::SetFinalizers {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            finalizers,
+            expected: expected_revision,
+        };
+        single(self.write(op).await?)
+    }
+
+    async fn delete(
+        &self,
+        kind: &str,
+        name: &str,
+        expected_revision: Option<Revision>,
+    ) -> Result<Option<Object>, StoreError> {
+        let op = Op::Delete {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            expected: expected_revision,
+        };
+        single(self.write(op).await?)
+    }
+
+    async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {
+        let oldest = self.shared.oldest.load(Ordering::SeqCst);
+        if from < oldest {
+            return Err(StoreError::Compacted {
+                requested: from,
+                oldest,
+            });
+        }
+        Ok(watch::start(
+            self.shared.clone(),
+            kind.map(str::to_owned),
+            from,
+        ))
+    }
+
+    async fn revision(&self) -> Result<Revision, StoreError> {
+        Ok(self.shared.latest.load(Ordering::SeqCst))
+    }
+}

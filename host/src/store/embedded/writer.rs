@@ -1,0 +1,243 @@
+//! Group commit: one writer thread gathers the writes that arrive together into one durable
+//! redb transaction, then answers them all and publishes their events to the watchers.
+
+use super::Shared;
+use super::tables::{COUNTERS, LOG, OBJECTS, OLDEST, REVISION, backend, decode_object, encode};
+use crate::object::{ApplyRequest, Object, Revision};
+use crate::store::{
+    Change, EventType, StoreError, WatchEvent, plan_apply, plan_delete, plan_set_finalizers,
+    plan_set_status,
+};
+use redb::{ReadableTable, Table};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use tokio::sync::{mpsc, oneshot};
+
+/// One write as a client asked for it.
+#[derive(Debug)]
+pub enum Op {
+    Apply(Vec<ApplyRequest>),
+    SetStatus {
+        kind: String,
+        name: String,
+        status: Value,
+        expected: Option<Revision>,
+    },
+    SetFinalizers {
+        kind: String,
+        name: String,
+        finalizers: Vec<String>,
+        expected: Option<Revision>,
+    },
+    Delete {
+        kind: String,
+        name: String,
+        expected: Option<Revision>,
+    },
+}
+
+/// One object an op touched: its state after the commit (`None`: removed) and the change made
+/// (`None`: it already was as asked).
+#[derive(Debug)]
+pub struct Written {
+    pub object: Option<Object>,
+    pub change: Option<EventType>,
+}
+
+pub type Outcome = Result<Vec<Written>, StoreError>;
+
+pub struct WriteRequest {
+    pub op: Op,
+    pub reply: oneshot::Sender<Outcome>,
+}
+
+/// How the log is kept short: entries older than the newest `retention` are removed.
+#[derive(Debug, Clone, Copy)]
+pub struct WriterSettings {
+    pub retention: u64,
+    pub max_batch: usize,
+}
+
+pub fn run(
+    shared: Arc<Shared>,
+    mut requests: mpsc::Receiver<WriteRequest>,
+    settings: WriterSettings,
+) {
+    while let Some(first) = requests.blocking_recv() {
+        let mut batch = vec![first];
+        while batch.len() < settings.max_batch {
+            match requests.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        commit_batch(&shared, batch, settings);
+    }
+}
+
+fn commit_batch(shared: &Shared, batch: Vec<WriteRequest>, settings: WriterSettings) {
+    let size = batch.len();
+    match write_batch(shared, &batch, settings) {
+        Ok((outcomes, events, latest, oldest)) => {
+            shared.oldest.store(oldest, Ordering::SeqCst);
+            shared.latest.store(latest, Ordering::SeqCst);
+            metrics::counter!("store_commits_total").increment(1);
+            metrics::histogram!("store_commit_batch_size").record(size as f64);
+            metrics::gauge!("store_revision").set(latest as f64);
+            if !events.is_empty() {
+                // No receivers is fine: nobody is watching.
+                let _ = shared.events.send(Arc::new(events));
+            }
+            for (request, outcome) in batch.into_iter().zip(outcomes) {
+                let _ = request.reply.send(outcome);
+            }
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "store commit failed");
+            metrics::counter!("store_commit_failures_total").increment(1);
+            for request in batch {
+                let _ = request.reply.send(Err(e.clone()));
+            }
+        }
+    }
+}
+
+type BatchResult = (Vec<Outcome>, Vec<WatchEvent>, Revision, Revision);
+
+fn write_batch(
+    shared: &Shared,
+    batch: &[WriteRequest],
+    settings: WriterSettings,
+) -> Result<BatchResult, StoreError> {
+    let txn = shared.db.begin_write().map_err(backend)?;
+    let mut outcomes = Vec::with_capacity(batch.len());
+    let mut events = Vec::new();
+    let mut latest = shared.latest.load(Ordering::SeqCst);
+    let mut oldest = shared.oldest.load(Ordering::SeqCst);
+    {
+        let mut objects = txn.open_table(OBJECTS).map_err(backend)?;
+        let mut log = txn.open_table(LOG).map_err(backend)?;
+        let mut counters = txn.open_table(COUNTERS).map_err(backend)?;
+        for request in batch {
+            let planned = match plan_op(&objects, &request.op) {
+                Ok(planned) => planned,
+                Err(e) => {
+                    outcomes.push(Err(e));
+                    continue;
+                }
+            };
+            let mut states = Vec::with_capacity(planned.len());
+            for (current, change) in planned {
+                let Some(change) = change else {
+                    states.push(Written {
+                        object: current,
+                        change: None,
+                    });
+                    continue;
+                };
+                latest += 1;
+                let mut object = change.object;
+                object.meta.revision = latest;
+                let event = WatchEvent {
+                    event_type: change.event_type,
+                    revision: latest,
+                    object: Some(object.clone()),
+                };
+                log.insert(latest, encode(&event)?.as_slice())
+                    .map_err(backend)?;
+                let key = object.key();
+                let object = if change.event_type == EventType::Deleted {
+                    objects.remove(key.as_str()).map_err(backend)?;
+                    None
+                } else {
+                    objects
+                        .insert(key.as_str(), encode(&object)?.as_slice())
+                        .map_err(backend)?;
+                    Some(object)
+                };
+                states.push(Written {
+                    object,
+                    change: Some(change.event_type),
+                });
+                events.push(event);
+            }
+            outcomes.push(Ok(states));
+        }
+        counters.insert(REVISION, latest).map_err(backend)?;
+        if latest.saturating_sub(oldest) > settings.retention + settings.retention / 8 {
+            let new_oldest = latest - settings.retention;
+            log.retain_in(..=new_oldest, |_, _| false)
+                .map_err(backend)?;
+            counters.insert(OLDEST, new_oldest).map_err(backend)?;
+            oldest = new_oldest;
+        }
+    }
+    txn.commit().map_err(backend)?;
+    Ok((outcomes, events, latest, oldest))
+}
+
+type Planned = Vec<(Option<Object>, Option<Change>)>;
+
+/// The rule deciding one object's change from its current state.
+type PlanOne<'a> = dyn Fn(Option<&Object>) -> Result<Option<Change>, StoreError> + 'a;
+
+/// Decides every change of one op before any is written, so a failing op writes nothing.
+fn plan_op(objects: &Table<&str, &[u8]>, op: &Op) -> Result<Planned, StoreError> {
+    let load = |kind: &str, name: &str| -> Result<Option<Object>, StoreError> {
+        let key = crate::object::ObjectKey::new(kind, name);
+        let found = objects.get(key.as_str()).map_err(backend)?;
+        found.map(|v| decode_object(v.value())).transpose()
+    };
+    let single = |kind: &str, name: &str, plan: &PlanOne| {
+        let current = load(kind, name)?;
+        let change = plan(current.as_ref())?;
+        Ok(vec![(current, change)])
+    };
+    match op {
+        Op::Apply(requests) => {
+            let mut seen = HashSet::new();
+            let mut planned = Vec::with_capacity(requests.len());
+            for (i, request) in requests.iter().enumerate() {
+                let index = i + 1;
+                if !seen.insert(request.key()) {
+                    return Err(StoreError::in_document(
+                        index,
+                        StoreError::Invalid(format!(
+                            "{} appears twice in one apply",
+                            request.key()
+                        )),
+                    ));
+                }
+                let current = load(&request.kind, &request.name)
+                    .map_err(|e| StoreError::in_document(index, e))?;
+                let change = plan_apply(current.as_ref(), request)
+                    .map_err(|e| StoreError::in_document(index, e))?;
+                planned.push((current, change));
+            }
+            Ok(planned)
+        }
+        Op::SetStatus {
+            kind,
+            name,
+            status,
+            expected,
+        } => single(kind, name, &|cur| {
+            plan_set_status(kind, name, cur, status, *expected)
+        }),
+        Op::SetFinalizers {
+            kind,
+            name,
+            finalizers,
+            expected,
+        } => single(kind, name, &|cur| {
+            plan_set_finalizers(kind, name, cur, finalizers, *expected)
+        }),
+        Op::Delete {
+            kind,
+            name,
+            expected,
+        } => single(kind, name, &|cur| plan_delete(kind, name, cur, *expected)),
+    }
+}

@@ -1,0 +1,59 @@
+//! The errors every store backend reports.
+
+use crate::object::{NameError, Revision};
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StoreError {
+    #[error("{kind}/{name} not found")]
+    NotFound { kind: String, name: String },
+    #[error("conflict on {key}: expected revision {expected}, current revision is {actual}")]
+    Conflict {
+        key: String,
+        expected: Revision,
+        actual: Revision,
+    },
+    #[error("conflict on {key}: expected revision {expected}, but it does not exist")]
+    ConflictMissing { key: String, expected: Revision },
+    #[error(
+        "revision {requested} has been compacted (the oldest watchable is {oldest}): list again and watch from the listed revision"
+    )]
+    Compacted {
+        requested: Revision,
+        oldest: Revision,
+    },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("document {index}: {source}")]
+    Document {
+        index: usize,
+        source: Box<StoreError>,
+    },
+    #[error("store backend failed: {0}")]
+    Backend(String),
+    #[error("store is closed")]
+    Closed,
+}
+
+impl StoreError {
+    /// The error of document `index` (counted from 1) of a multi-document apply.
+    pub fn in_document(index: usize, source: StoreError) -> Self {
+        Self::Document {
+            index,
+            source: Box::new(source),
+        }
+    }
+
+    /// The error itself, without the document it happened in.
+    pub fn root(&self) -> &StoreError {
+        match self {
+            Self::Document { source, .. } => source.root(),
+            other => other,
+        }
+    }
+}
+
+impl From<NameError> for StoreError {
+    fn from(e: NameError) -> Self {
+        Self::Invalid(e.to_string())
+    }
+}

@@ -1,0 +1,39 @@
+//! Watch events: what changed, at which revision.
+
+use crate::object::{Object, Revision};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EventType {
+    Created,
+    Updated,
+    Deleted,
+    /// No change: the watch has seen everything up to `revision`.
+    Bookmark,
+}
+
+/// One line of a watch stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WatchEvent {
+    #[serde(rename = "type")]
+    pub event_type: EventType,
+    pub revision: Revision,
+    /// The object after the change; for `deleted` its last state. Absent for bookmarks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<Object>,
+}
+
+impl WatchEvent {
+    pub fn bookmark(revision: Revision) -> Self {
+        Self {
+            event_type: EventType::Bookmark,
+            revision,
+            object: None,
+        }
+    }
+
+    pub fn kind(&self) -> Option<&str> {
+        self.object.as_ref().map(|o| o.kind.as_str())
+    }
+}

@@ -1,0 +1,87 @@
+//! The desired-state store: objects with revisions, finalizers and a watchable change log.
+
+pub mod embedded;
+mod error;
+mod event;
+mod plan;
+
+pub use embedded::{EmbeddedStore, EmbeddedStoreOptions};
+pub use error::StoreError;
+pub use event::{EventType, WatchEvent};
+pub use plan::{Change, plan_apply, plan_delete, plan_set_finalizers, plan_set_status};
+
+use crate::object::{ApplyRequest, Object, Revision, Selector};
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use serde_json::Value;
+
+/// A stream of watch events; it ends with an error if the store can no longer serve it.
+pub type WatchStream = BoxStream<'static, Result<WatchEvent, StoreError>>;
+
+/// The objects of one kind at one revision.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Listing {
+    pub items: Vec<Object>,
+    /// The store revision the listing reflects: watch from here to follow it.
+    pub revision: Revision,
+}
+
+/// What an apply did to one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApplyOutcome {
+    Created,
+    Updated,
+    Unchanged,
+}
+
+/// One object of an apply, as stored afterwards.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Applied {
+    pub outcome: ApplyOutcome,
+    pub object: Object,
+}
+
+/// A store of objects. Every change gets a new store-wide revision that is never reused.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    async fn get(&self, kind: &str, name: &str) -> Result<Option<Object>, StoreError>;
+
+    async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError>;
+
+    /// Creates or updates every object, all or nothing. Unchanged objects keep their revision.
+    async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError>;
+
+    /// Replaces the status of an object; spec, labels and generation are left as they are.
+    async fn set_status(
+        &self,
+        kind: &str,
+        name: &str,
+        status: Value,
+        expected_revision: Option<Revision>,
+    ) -> Result<Object, StoreError>;
+
+    /// Replaces the finalizers; a deleting object whose last finalizer goes is removed (`None`).
+    async fn set_finalizers(
+        &self,
+        kind: &str,
+        name: &str,
+        finalizers: Vec<String>,
+        expected_revision: Option<Revision>,
+    ) -> Result<Option<Object>, StoreError>;
+
+    /// Removes an object, or marks it deleting while finalizers remain (then returns it).
+    async fn delete(
+        &self,
+        kind: &str,
+        name: &str,
+        expected_revision: Option<Revision>,
+    ) -> Result<Option<Object>, StoreError>;
+
+    /// Every change after revision `from`, of one kind or all, in order, exactly once, then
+    /// bookmarks while idle. Fails with [`StoreError::Compacted`] if `from` is too old.
+    async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError>;
+
+    /// The revision of the latest committed change.
+    async fn revision(&self) -> Result<Revision, StoreError>;
+}

@@ -1,0 +1,272 @@
+//! What a write does to one object, decided from its current state; shared by every backend,
+//! so all of them apply the same rules for generations, no-ops, finalizers and revisions.
+
+use super::{EventType, StoreError};
+use crate::object::{ApplyRequest, Meta, Object, Revision};
+use serde_json::Value;
+
+/// A planned change. The backend stamps `object.meta.revision` when it commits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub event_type: EventType,
+    pub object: Object,
+}
+
+impl Change {
+    fn created(object: Object) -> Self {
+        Self {
+            event_type: EventType::Created,
+            object,
+        }
+    }
+    fn updated(object: Object) -> Self {
+        Self {
+            event_type: EventType::Updated,
+            object,
+        }
+    }
+    fn deleted(object: Object) -> Self {
+        Self {
+            event_type: EventType::Deleted,
+            object,
+        }
+    }
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+fn check_revision(
+    key: &str,
+    existing: Option<&Object>,
+    expected: Option<Revision>,
+) -> Result<(), StoreError> {
+    match (expected, existing) {
+        (None, _) => Ok(()),
+        (Some(expected), None) => Err(StoreError::ConflictMissing {
+            key: key.to_owned(),
+            expected,
+        }),
+        (Some(expected), Some(obj)) if obj.meta.revision != expected => Err(StoreError::Conflict {
+            key: key.to_owned(),
+            expected,
+            actual: obj.meta.revision,
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn require<'a>(
+    kind: &str,
+    name: &str,
+    existing: Option<&'a Object>,
+) -> Result<&'a Object, StoreError> {
+    existing.ok_or_else(|| StoreError::NotFound {
+        kind: kind.to_owned(),
+        name: name.to_owned(),
+    })
+}
+
+/// Creates the object, or updates its labels and spec; `None` when nothing would change.
+pub fn plan_apply(
+    existing: Option<&Object>,
+    request: &ApplyRequest,
+) -> Result<Option<Change>, StoreError> {
+    request.validate()?;
+    check_revision(request.key().as_str(), existing, request.expected_revision)?;
+    let Some(current) = existing else {
+        let stamp = now();
+        return Ok(Some(Change::created(Object {
+            kind: request.kind.clone(),
+            name: request.name.clone(),
+            labels: request.labels.clone(),
+            spec: request.spec.clone(),
+            status: Value::Null,
+            meta: Meta {
+                uid: uuid::Uuid::new_v4().to_string(),
+                revision: 0,
+                generation: 1,
+                created: stamp.clone(),
+                updated: stamp,
+                finalizers: Vec::new(),
+                deleting: false,
+            },
+        })));
+    };
+    let spec_changed = current.spec != request.spec;
+    if !spec_changed && current.labels == request.labels {
+        return Ok(None);
+    }
+    let mut next = current.clone();
+    next.labels = request.labels.clone();
+    next.spec = request.spec.clone();
+    next.meta.generation += u64::from(spec_changed);
+    next.meta.updated = now();
+    Ok(Some(Change::updated(next)))
+}
+
+pub fn plan_set_status(
+    kind: &str,
+    name: &str,
+    existing: Option<&Object>,
+    status: &Value,
+    expected: Option<Revision>,
+) -> Result<Option<Change>, StoreError> {
+    let current = require(kind, name, existing)?;
+    check_revision(current.key().as_str(), existing, expected)?;
+    if &current.status == status {
+        return Ok(None);
+    }
+    let mut next = current.clone();
+    next.status = status.clone();
+    next.meta.updated = now();
+    Ok(Some(Change::updated(next)))
+}
+
+pub fn plan_set_finalizers(
+    kind: &str,
+    name: &str,
+    existing: Option<&Object>,
+    finalizers: &[String],
+    expected: Option<Revision>,
+) -> Result<Option<Change>, StoreError> {
+    let current = require(kind, name, existing)?;
+    check_revision(current.key().as_str(), existing, expected)?;
+    if current.meta.deleting && finalizers.is_empty() {
+        return Ok(Some(Change::deleted(current.clone())));
+    }
+    if current.meta.finalizers == finalizers {
+        return Ok(None);
+    }
+    let mut next = current.clone();
+    next.meta.finalizers = finalizers.to_vec();
+    next.meta.updated = now();
+    Ok(Some(Change::updated(next)))
+}
+
+pub fn plan_delete(
+    kind: &str,
+    name: &str,
+    existing: Option<&Object>,
+    expected: Option<Revision>,
+) -> Result<Option<Change>, StoreError> {
+    let current = require(kind, name, existing)?;
+    check_revision(current.key().as_str(), existing, expected)?;
+    if current.meta.finalizers.is_empty() {
+        return Ok(Some(Change::deleted(current.clone())));
+    }
+    if current.meta.deleting {
+        return Ok(None);
+    }
+    let mut next = current.clone();
+    next.meta.deleting = true;
+    next.meta.updated = now();
+    Ok(Some(Change::updated(next)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(spec: Value) -> ApplyRequest {
+        ApplyRequest {
+            kind: "Policy".into(),
+            name: "a".into(),
+            labels: Default::default(),
+            spec,
+            expected_revision: None,
+        }
+    }
+
+    fn committed(change: Change, revision: Revision) -> Object {
+        let mut obj = change.object;
+        obj.meta.revision = revision;
+        obj
+    }
+
+    #[test]
+    fn generation_moves_only_with_spec() {
+        let created = plan_apply(None, &request(json!({"x": 1})))
+            .expect("ok")
+            .expect("change");
+        assert_eq!(created.event_type, EventType::Created);
+        let obj = committed(created, 1);
+        assert_eq!(obj.meta.generation, 1);
+
+        assert_eq!(
+            plan_apply(Some(&obj), &request(json!({"x": 1}))).expect("ok"),
+            None
+        );
+
+        let mut relabel = request(json!({"x": 1}));
+        relabel.labels.insert("app".into(), "web".into());
+        let relabeled = plan_apply(Some(&obj), &relabel)
+            .expect("ok")
+            .expect("change");
+        assert_eq!(relabeled.object.meta.generation, 1);
+
+        let respec = plan_apply(Some(&obj), &request(json!({"x": 2})))
+            .expect("ok")
+            .expect("change");
+        assert_eq!(respec.object.meta.generation, 2);
+
+        let status = plan_set_status("Policy", "a", Some(&obj), &json!({"ok": true}), None)
+            .expect("ok")
+            .expect("change");
+        assert_eq!(status.object.meta.generation, 1);
+        assert_eq!(status.object.spec, obj.spec);
+    }
+
+    #[test]
+    fn stale_revision_is_a_conflict() {
+        let obj = committed(
+            plan_apply(None, &request(json!(1)))
+                .expect("ok")
+                .expect("c"),
+            5,
+        );
+        let mut stale = request(json!(2));
+        stale.expected_revision = Some(4);
+        assert!(matches!(
+            plan_apply(Some(&obj), &stale),
+            Err(StoreError::Conflict { actual: 5, .. })
+        ));
+        assert!(matches!(
+            plan_apply(None, &stale),
+            Err(StoreError::ConflictMissing { .. })
+        ));
+        stale.expected_revision = Some(5);
+        assert!(plan_apply(Some(&obj), &stale).expect("fresh").is_some());
+    }
+
+    #[test]
+    fn finalizers_hold_a_delete() {
+        let mut obj = committed(
+            plan_apply(None, &request(json!(1)))
+                .expect("ok")
+                .expect("c"),
+            1,
+        );
+        obj.meta.finalizers = vec!["reactor/policy".into()];
+        let marked = plan_delete("Policy", "a", Some(&obj), None)
+            .expect("ok")
+            .expect("c");
+        assert_eq!(marked.event_type, EventType::Updated);
+        assert!(marked.object.meta.deleting);
+        let obj = committed(marked, 2);
+        assert_eq!(
+            plan_delete("Policy", "a", Some(&obj), None).expect("ok"),
+            None
+        );
+        let gone = plan_set_finalizers("Policy", "a", Some(&obj), &[], None)
+            .expect("ok")
+            .expect("c");
+        assert_eq!(gone.event_type, EventType::Deleted);
+        assert!(matches!(
+            plan_delete("Policy", "a", None, None),
+            Err(StoreError::NotFound { .. })
+        ));
+    }
+}

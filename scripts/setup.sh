@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs everything reactor-host needs on a fresh Debian machine with rustup. Idempotent:
+# each step runs only if what it installs is missing.
+set -euo pipefail
+
+need_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# Guest components (reactors, descriptors) compile to WASI preview 2 components.
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
+    rustup target add wasm32-wasip2
+fi
+
+# etcd: the distributed store backend and the benchmarks' peer; protoc builds etcd-client.
+missing=()
+command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
+if [ ${#missing[@]} -gt 0 ]; then
+    need_root apt-get update -qq
+    need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Debian starts the packaged etcd as a service; the project runs its own instances.
+    if command -v systemctl >/dev/null 2>&1; then need_root systemctl disable --now etcd >/dev/null 2>&1 || true; fi
+fi
+echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version)"

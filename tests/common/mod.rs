@@ -1,0 +1,201 @@
+//! Test harness: runs the real `reactor-host` binary as a server and as a client.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_reactor-host");
+
+/// A `reactor-host serve` process on a free loopback port.
+pub struct Host {
+    child: Child,
+    pub url: String,
+    pub data: PathBuf,
+}
+
+impl Host {
+    pub fn start(data: &Path, extra: &[&str]) -> Host {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(data.with_extension("serve.log"))
+            .expect("server log file");
+        let mut child = Command::new(BIN)
+            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .args(["--components"])
+            .arg(data.join("components"))
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .expect("serve starts");
+        let stdout = child.stdout.take().expect("stdout piped");
+        let mut lines = spawn_line_reader(stdout);
+        let first = lines
+            .next_within(Duration::from_secs(30))
+            .expect("serve prints its address within 30s");
+        let url = first
+            .strip_prefix("reactor-host listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+            .to_owned();
+        Host {
+            child,
+            url,
+            data: data.to_owned(),
+        }
+    }
+
+    /// `kill -9`: no chance to flush or clean up.
+    pub fn kill9(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaped");
+    }
+
+    /// Runs a client command against this server with the token from its data folder.
+    pub fn cli(&self, args: &[&str]) -> Output {
+        self.cli_with_stdin(args, None)
+    }
+
+    pub fn cli_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut command = client_command(&self.url, &self.data, args);
+        command.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = command.spawn().expect("client starts");
+        if let Some(text) = stdin {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .expect("stdin piped")
+                .write_all(text.as_bytes())
+                .expect("stdin written");
+        }
+        child.wait_with_output().expect("client finishes")
+    }
+
+    /// Starts `reactor-host watch …` and returns its output lines as they come.
+    pub fn watch(&self, args: &[&str]) -> Watcher {
+        let mut child = client_command(&self.url, &self.data, args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("watch starts");
+        let lines = spawn_line_reader(child.stdout.take().expect("stdout piped"));
+        Watcher { child, lines }
+    }
+
+    pub fn token(&self) -> String {
+        std::fs::read_to_string(self.data.join("token"))
+            .expect("token file")
+            .trim()
+            .to_owned()
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn client_command(url: &str, data: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .args(["--server", url, "--data"])
+        .arg(data)
+        .env_remove("REACTOR_TOKEN")
+        .env_remove("REACTOR_SERVER");
+    command
+}
+
+/// A running `watch` command.
+pub struct Watcher {
+    child: Child,
+    lines: LineReader,
+}
+
+impl Watcher {
+    pub fn next_json(&mut self) -> serde_json::Value {
+        let line = self
+            .lines
+            .next_within(Duration::from_secs(10))
+            .expect("a watch line within 10s");
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("watch line {line:?} is not JSON: {e}"))
+    }
+
+    /// Asserts nothing more arrives for a short while (to catch duplicates).
+    pub fn assert_quiet(&mut self, wait: Duration) {
+        if let Some(line) = self.lines.next_within(wait) {
+            panic!("unexpected watch line {line}");
+        }
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub struct LineReader(mpsc::Receiver<String>);
+
+impl LineReader {
+    pub fn next_within(&mut self, wait: Duration) -> Option<String> {
+        self.0.recv_timeout(wait).ok()
+    }
+}
+
+fn spawn_line_reader(stream: impl std::io::Read + Send + 'static) -> LineReader {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    LineReader(rx)
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Asserts the command failed with exactly one line on stderr containing every `needle`.
+pub fn assert_fails_with(output: &Output, needles: &[&str]) {
+    let err = stderr(output);
+    assert!(
+        !output.status.success(),
+        "expected failure, got success; stdout: {}",
+        stdout(output)
+    );
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line on stderr, got: {err}"
+    );
+    for needle in needles {
+        assert!(
+            err.contains(needle),
+            "stderr {err:?} should mention {needle:?}"
+        );
+    }
+}
