@@ -2,5 +2,8 @@
 
 pub mod api;
 pub mod cli;
+pub mod controller;
+pub mod nimbus;
 pub mod object;
+pub mod runtime;
 pub mod store;

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod components;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -93,6 +95,35 @@ impl Host {
         Watcher { child, lines }
     }
 
+    /// The components folder this server watches.
+    pub fn components_dir(&self) -> PathBuf {
+        self.data.join("components")
+    }
+
+    /// An API client with this server's token.
+    pub fn client(&self) -> reactor_host::api::Client {
+        reactor_host::api::Client::new(&self.url, Some(self.token()))
+    }
+
+    /// `get -o json` of one object, or `None` if it does not exist.
+    pub fn object(&self, kind: &str, name: &str) -> Option<serde_json::Value> {
+        let out = self.cli(&["get", kind, name, "-o", "json"]);
+        out.status
+            .success()
+            .then(|| serde_json::from_slice(&out.stdout).expect("get -o json prints JSON"))
+    }
+
+    /// The Prometheus text of `/metrics`.
+    pub fn metrics(&self) -> String {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime
+            .block_on(self.client().get_text("/metrics"))
+            .expect("metrics")
+    }
+
     pub fn token(&self) -> String {
         std::fs::read_to_string(self.data.join("token"))
             .expect("token file")
@@ -169,6 +200,29 @@ fn spawn_line_reader(stream: impl std::io::Read + Send + 'static) -> LineReader 
         }
     });
     LineReader(rx)
+}
+
+/// Polls `check` until it answers `Some`, failing after `seconds` seconds.
+pub fn eventually<T>(what: &str, seconds: u64, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + Duration::from_secs(seconds);
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out after {seconds}s waiting for: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The value of a Prometheus sample whose line starts with `series` (name and labels).
+pub fn metric(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find(|line| line.starts_with(series) && line[series.len()..].starts_with(' '))
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
 }
 
 pub fn stdout(output: &Output) -> String {

@@ -164,6 +164,12 @@ impl Client {
         .await
     }
 
+    /// The components the server runs.
+    pub async fn components(&self) -> Result<Vec<crate::runtime::ComponentInfo>, ClientError> {
+        self.json(self.request(reqwest::Method::GET, "/v1/components"))
+            .await
+    }
+
     /// Raw GET of a path, for `/metrics` and `/healthz`.
     pub async fn get_text(&self, path: &str) -> Result<String, ClientError> {
         let response = self.send(self.request(reqwest::Method::GET, path)).await?;

@@ -1,6 +1,7 @@
 //! `reactor-host get KIND [NAME] [-o table|json|yaml]`.
 
 use super::client_args::{ClientArgs, explain};
+use super::table::render;
 use crate::object::Object;
 use clap::{Args, ValueEnum};
 
@@ -52,17 +53,17 @@ pub async fn run(args: GetArgs) -> anyhow::Result<()> {
 }
 
 fn table(objects: &[Object]) -> String {
-    let mut rows = vec![[
-        "NAME".to_owned(),
-        "REVISION".to_owned(),
-        "GENERATION".to_owned(),
-        "STATE".to_owned(),
-        "LABELS".to_owned(),
-        "UPDATED".to_owned(),
-    ]];
-    for o in objects {
+    let header = [
+        "NAME",
+        "REVISION",
+        "GENERATION",
+        "STATE",
+        "LABELS",
+        "UPDATED",
+    ];
+    let rows = objects.iter().map(|o| {
         let labels: Vec<String> = o.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        rows.push([
+        vec![
             o.name.clone(),
             o.meta.revision.to_string(),
             o.meta.generation.to_string(),
@@ -78,20 +79,7 @@ fn table(objects: &[Object]) -> String {
                 labels.join(",")
             },
             o.meta.updated.clone(),
-        ]);
-    }
-    let widths: Vec<usize> = (0..6)
-        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
+        ]
+    });
+    render(&header, rows)
 }

@@ -3,9 +3,11 @@
 
 mod apply;
 mod client_args;
+mod components;
 mod delete;
 mod get;
 mod serve;
+mod table;
 mod watch;
 
 use clap::{Parser, Subcommand};
@@ -33,6 +35,8 @@ pub enum Command {
     Delete(delete::DeleteArgs),
     /// Print every change of a kind as one JSON event per line.
     Watch(watch::WatchArgs),
+    /// List the loaded components: name, world, file, sha256, state, last error.
+    Components(components::ComponentsArgs),
 }
 
 impl Command {
@@ -49,5 +53,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Get(args) => get::run(args).await,
         Command::Delete(args) => delete::run(args).await,
         Command::Watch(args) => watch::run(args).await,
+        Command::Components(args) => components::run(args).await,
     }
 }

@@ -1,7 +1,10 @@
 //! `reactor-host serve`: the store, the API and (as they arrive) the controllers.
 
+use crate::api::server::ComponentsApi;
 use crate::api::{Server, ServerConfig, token};
-use crate::store::{EmbeddedStore, EmbeddedStoreOptions};
+use crate::controller::{ControllerOptions, Engine, EngineHost};
+use crate::runtime::{Runtime, RuntimeConfig, World};
+use crate::store::{EmbeddedStore, EmbeddedStoreOptions, Store};
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
@@ -32,6 +35,10 @@ pub struct ServeArgs {
     /// How often an idle watch gets a bookmark, e.g. `10s`.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     pub bookmark_interval: Duration,
+    /// Allow uploading and removing components over the API (off: it runs code the caller
+    /// chooses).
+    #[arg(long)]
+    pub allow_component_api: bool,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -49,11 +56,31 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(&data, options))
         .await
         .context("the store failed to open")??;
+    let store: Arc<dyn Store> = Arc::new(store);
     let token = token::load_or_create(&args.data)?;
+
+    let engine = Engine::new(store.clone(), ControllerOptions::default());
+    let mut runtime_config = RuntimeConfig::new(&args.data);
+    runtime_config.host = Arc::new(EngineHost::new(engine.shared().clone()));
+    let runtime = Runtime::new(runtime_config)?;
+    if let Some(path) = &args.config {
+        runtime.watch_config(path).await?;
+    }
+    runtime
+        .watch_dir(&args.components, World::Controller)
+        .await?;
+    let _following = engine.follow(&runtime);
+
     let server = Server::bind(ServerConfig {
         listen: args.listen.clone(),
         token,
-        store: Arc::new(store),
+        store,
+        admission: Some(engine.clone()),
+        components: Some(ComponentsApi {
+            runtime: runtime.clone(),
+            dir: args.components.clone(),
+            allow_changes: args.allow_component_api,
+        }),
     })
     .await?;
     let addr = server.local_addr()?;

@@ -108,6 +108,16 @@ impl ObjectKey {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    pub fn kind(&self) -> &str {
+        self.0
+            .split_once('/')
+            .map_or(self.0.as_str(), |(kind, _)| kind)
+    }
+
+    pub fn name(&self) -> &str {
+        self.0.split_once('/').map_or("", |(_, name)| name)
+    }
 }
 
 impl std::fmt::Display for ObjectKey {

@@ -1,12 +1,24 @@
 //! The HTTP server: routes, shared state, and the listener.
 
 mod auth;
+mod components;
 mod error;
 mod metrics_route;
 mod objects;
 mod watch;
 
+pub use components::ComponentsApi;
 pub use error::ApiError;
+
+/// Admission: decides synchronously whether an apply may go ahead (the reactors' validate).
+#[async_trait::async_trait]
+pub trait Admission: Send + Sync + 'static {
+    /// `Err` refuses the whole apply; name the document with [`StoreError::in_document`].
+    async fn admit(
+        &self,
+        requests: &[crate::object::ApplyRequest],
+    ) -> Result<(), crate::store::StoreError>;
+}
 
 use crate::store::Store;
 use axum::Router;
@@ -30,12 +42,16 @@ pub struct ServerConfig {
     pub listen: String,
     pub token: String,
     pub store: Arc<dyn Store>,
+    pub admission: Option<Arc<dyn Admission>>,
+    pub components: Option<ComponentsApi>,
 }
 
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub store: Arc<dyn Store>,
     pub token: Arc<str>,
+    pub admission: Option<Arc<dyn Admission>>,
+    pub components: Option<ComponentsApi>,
 }
 
 /// A bound, not yet running, server.
@@ -55,6 +71,8 @@ impl Server {
         let state = AppState {
             store: config.store,
             token: config.token.into(),
+            admission: config.admission,
+            components: config.components,
         };
         Ok(Self {
             listener,
@@ -91,6 +109,15 @@ fn router(state: AppState) -> Router {
         .route("/v1/objects/{kind}/{name}/status", put(objects::set_status))
         .route("/v1/watch", get(watch::watch_all))
         .route("/v1/watch/{kind}", get(watch::watch_kind))
+        .route("/v1/components", get(components::list))
+        .route(
+            "/v1/components/{name}",
+            get(components::get_one)
+                .put(components::upload)
+                .delete(components::remove)
+                // componentize-py and componentize-js components are 12-18 MB.
+                .layer(axum::extract::DefaultBodyLimit::max(64 << 20)),
+        )
         .route("/metrics", get(metrics_route::render))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -29,6 +29,9 @@ pub async fn apply_many(
             .validate()
             .map_err(|e| StoreError::in_document(i + 1, e.into()))?;
     }
+    if let Some(admission) = &state.admission {
+        admission.admit(&body.objects).await?;
+    }
     let items = state.store.apply(body.objects).await?;
     Ok(Json(AppliedBody { items }))
 }
@@ -46,7 +49,11 @@ pub async fn apply_one(
             object.kind, object.name
         )));
     }
-    let mut applied = state.store.apply(vec![ApplyRequest::from(object)]).await?;
+    let requests = vec![ApplyRequest::from(object)];
+    if let Some(admission) = &state.admission {
+        admission.admit(&requests).await?;
+    }
+    let mut applied = state.store.apply(requests).await?;
     let applied = applied
         .pop()
         .ok_or_else(|| ApiError::invalid("nothing was applied"))?;

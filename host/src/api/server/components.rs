@@ -1,0 +1,94 @@
+//! `/v1/components`: what is loaded; and, only with `serve --allow-component-api`, uploading
+//! (`PUT /v1/components/{name}`, the `.wasm` as the body) and removing components — off by
+//! default, as controllerbus's ExecController, because it runs code the caller chooses.
+
+use super::{ApiError, AppState};
+use crate::api::wire::ErrorCode;
+use crate::runtime::{ComponentInfo, Runtime, World};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use std::path::PathBuf;
+
+/// What the components routes act on.
+#[derive(Clone)]
+pub struct ComponentsApi {
+    pub runtime: Runtime,
+    /// The watched folder uploads are written to.
+    pub dir: PathBuf,
+    /// Whether uploads and removals are allowed.
+    pub allow_changes: bool,
+}
+
+fn api(state: &AppState) -> Result<&ComponentsApi, ApiError> {
+    state
+        .components
+        .as_ref()
+        .ok_or_else(|| ApiError::not_found("this server runs no components"))
+}
+
+fn changes(state: &AppState) -> Result<&ComponentsApi, ApiError> {
+    let api = api(state)?;
+    if !api.allow_changes {
+        return Err(ApiError::new(
+            ErrorCode::Unauthorized,
+            "the component API is off: start serve with --allow-component-api to upload or remove components",
+        ));
+    }
+    Ok(api)
+}
+
+pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<ComponentInfo>>, ApiError> {
+    Ok(Json(api(&state)?.runtime.components()))
+}
+
+pub async fn get_one(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Json<ComponentInfo>, ApiError> {
+    api(&state)?
+        .runtime
+        .component(&name)
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found(format!("component {name} not found")))
+}
+
+/// Answers the component as loaded; a file that fails to load is kept and reported (409), as
+/// it would be had it been dropped in the folder.
+pub async fn upload(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Result<Json<ComponentInfo>, ApiError> {
+    let api = changes(&state)?;
+    let info = api
+        .runtime
+        .install(&api.dir, World::Controller, &name, &body)
+        .await
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
+    match &info.error {
+        Some(error) if !info.serving || info.state == crate::runtime::ComponentState::Failed => {
+            Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!("component {name} failed to load: {error}"),
+            ))
+        }
+        _ => Ok(Json(info)),
+    }
+}
+
+pub async fn remove(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Json<bool>, ApiError> {
+    let api = changes(&state)?;
+    let existed = api
+        .runtime
+        .uninstall(&api.dir, &name)
+        .await
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
+    if !existed {
+        return Err(ApiError::not_found(format!("component {name} not found")));
+    }
+    Ok(Json(true))
+}

@@ -1,0 +1,51 @@
+//! `reactor-host components`: the loaded components and their state.
+
+use super::client_args::{ClientArgs, explain};
+use super::table::render;
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct ComponentsArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+pub async fn run(args: ComponentsArgs) -> anyhow::Result<()> {
+    let components = args.client.client()?.components().await.map_err(explain)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&components)?);
+        return Ok(());
+    }
+    let header = [
+        "NAME",
+        "WORLD",
+        "STATE",
+        "SERVING",
+        "SHA256",
+        "CALLS",
+        "TRAPS",
+        "FILE",
+        "LAST ERROR",
+    ];
+    let rows = components.iter().map(|c| {
+        vec![
+            c.name.clone(),
+            c.world.to_string(),
+            format!("{:?}", c.state).to_lowercase(),
+            if c.serving { "yes" } else { "no" }.to_owned(),
+            c.sha256
+                .as_deref()
+                .map(|h| h.chars().take(12).collect())
+                .unwrap_or_else(|| "-".into()),
+            c.calls.to_string(),
+            c.traps.to_string(),
+            c.file.display().to_string(),
+            c.error.clone().unwrap_or_else(|| "-".into()),
+        ]
+    });
+    print!("{}", render(&header, rows));
+    Ok(())
+}

@@ -1,0 +1,69 @@
+//! Per-key exponential backoff with jitter: a few milliseconds, doubling to a cap.
+
+use std::time::Duration;
+
+/// How long to wait before retry number `n`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Backoff {
+    pub base: Duration,
+    pub cap: Duration,
+    /// Up to this fraction of each delay is taken off at random, so retries that failed
+    /// together do not come back together.
+    pub jitter: f64,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            base: Duration::from_millis(5),
+            cap: Duration::from_secs(60),
+            jitter: 0.2,
+        }
+    }
+}
+
+impl Backoff {
+    /// The delay after `failures` consecutive failures (1 for the first).
+    pub fn delay(&self, failures: u32) -> Duration {
+        let exponent = failures.saturating_sub(1).min(40);
+        let full = self
+            .base
+            .saturating_mul(1u32 << exponent.min(31))
+            .min(self.cap);
+        let full = if exponent > 31 { self.cap } else { full };
+        let jitter = self.jitter.clamp(0.0, 1.0) * rand::random::<f64>();
+        full.mul_f64(1.0 - jitter)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_to_the_cap() {
+        let backoff = Backoff {
+            base: Duration::from_millis(5),
+            cap: Duration::from_millis(100),
+            jitter: 0.0,
+        };
+        let delays: Vec<u128> = (1..=7).map(|n| backoff.delay(n).as_millis()).collect();
+        assert_eq!(delays, vec![5, 10, 20, 40, 80, 100, 100]);
+        assert_eq!(backoff.delay(1000), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn jitter_only_shortens_within_bounds() {
+        let backoff = Backoff {
+            jitter: 0.5,
+            ..Backoff::default()
+        };
+        for _ in 0..200 {
+            let d = backoff.delay(3);
+            assert!(
+                d <= Duration::from_millis(20) && d >= Duration::from_millis(10),
+                "{d:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! Edge callbacks from level state: from the last state a reactor handled and the object as it
+//! is now, which one callback to make — never a delete before its create.
+
+use crate::object::Object;
+
+/// The one callback a run makes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    Create,
+    Update {
+        old: Object,
+    },
+    Delete {
+        last: Object,
+    },
+    /// The object is deleting but the reactor never handled its create: release it silently.
+    Release,
+    Nothing,
+}
+
+/// Whether `current` differs from `handled` in what a reactor reacts to: spec (through the
+/// generation) or labels. Status and finalizer writes do not count.
+pub fn changed(handled: &Object, current: &Object) -> bool {
+    handled.meta.generation != current.meta.generation || handled.labels != current.labels
+}
+
+/// `handled`: the last state this reactor handled successfully, if any. `current`: the object
+/// now (`None`: gone from the store). `forced`: a resync or requeue asks to run it anyway.
+pub fn decide(
+    handled: Option<&Object>,
+    current: Option<&Object>,
+    handles_delete: bool,
+    forced: bool,
+) -> Decision {
+    match (handled, current) {
+        (None, None) => Decision::Nothing,
+        (Some(last), None) => Decision::Delete { last: last.clone() },
+        (handled, Some(now)) if now.meta.deleting && handles_delete => match handled {
+            Some(_) => Decision::Delete { last: now.clone() },
+            None => Decision::Release,
+        },
+        (None, Some(_)) => Decision::Create,
+        (Some(last), Some(now)) if forced || changed(last, now) => {
+            Decision::Update { old: last.clone() }
+        }
+        (Some(_), Some(_)) => Decision::Nothing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(generation: u64, deleting: bool) -> Object {
+        let mut o: Object =
+            serde_json::from_value(serde_json::json!({"kind": "A", "name": "a"})).expect("object");
+        o.meta.generation = generation;
+        o.meta.deleting = deleting;
+        o
+    }
+
+    #[test]
+    fn one_callback_from_level_state() {
+        assert_eq!(
+            decide(None, Some(&obj(1, false)), true, false),
+            Decision::Create
+        );
+        assert_eq!(
+            decide(None, Some(&obj(3, false)), true, false),
+            Decision::Create,
+            "coalesced create+updates"
+        );
+        assert!(matches!(
+            decide(Some(&obj(1, false)), Some(&obj(2, false)), true, false),
+            Decision::Update { .. }
+        ));
+        assert_eq!(
+            decide(Some(&obj(2, false)), Some(&obj(2, false)), true, false),
+            Decision::Nothing
+        );
+        assert!(matches!(
+            decide(Some(&obj(2, false)), Some(&obj(2, false)), true, true),
+            Decision::Update { .. }
+        ));
+        assert!(matches!(
+            decide(Some(&obj(1, false)), Some(&obj(2, true)), true, false),
+            Decision::Delete { .. }
+        ));
+        assert!(matches!(
+            decide(Some(&obj(1, false)), None, false, false),
+            Decision::Delete { .. }
+        ));
+        assert_eq!(decide(None, None, true, false), Decision::Nothing);
+    }
+
+    #[test]
+    fn never_a_delete_before_its_create() {
+        assert_eq!(
+            decide(None, Some(&obj(1, true)), true, false),
+            Decision::Release
+        );
+        assert_eq!(decide(None, None, false, false), Decision::Nothing);
+        // Without a finalizer, a deleting object is still there for the reactor.
+        assert_eq!(
+            decide(None, Some(&obj(1, true)), false, false),
+            Decision::Create
+        );
+    }
+}

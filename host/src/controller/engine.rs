@@ -1,0 +1,228 @@
+//! The engine of `serve`: attaches a controller for every loaded reactor component, keeps it
+//! across hot reloads (the queue survives; the next call runs the new version), detaches it
+//! when the component goes, and answers admission for the API.
+
+use super::dispatch::{Controller, ControllerOptions, Shared};
+use super::locks::ObjectLocks;
+use super::reactor::{Reactor, ReactorInfo};
+use super::reflector::Reflectors;
+use super::wasm::WasmReactor;
+use crate::api::server::Admission;
+use crate::object::{ApplyRequest, Meta, Object};
+use crate::runtime::{ComponentEvent, Runtime, World};
+use crate::store::{Store, StoreError};
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::broadcast::error::RecvError;
+
+pub struct Engine {
+    shared: Shared,
+    options: ControllerOptions,
+    /// Per-reactor overrides of the options (e.g. concurrency from the config file).
+    tuning: Mutex<BTreeMap<String, ControllerOptions>>,
+    attached: Mutex<BTreeMap<String, Attached>>,
+}
+
+struct Attached {
+    reactor: Arc<dyn Reactor>,
+    concurrency: usize,
+    controller: Controller,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("attached", &self.attached_names())
+            .finish()
+    }
+}
+
+impl Engine {
+    pub fn new(store: Arc<dyn Store>, options: ControllerOptions) -> Arc<Self> {
+        Arc::new(Self {
+            shared: Shared {
+                reflectors: Arc::new(Reflectors::new(store.clone())),
+                store,
+                locks: ObjectLocks::default(),
+            },
+            options,
+            tuning: Mutex::new(BTreeMap::new()),
+            attached: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    pub fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    fn attached(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Attached>> {
+        self.attached.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn attached_names(&self) -> Vec<String> {
+        self.attached().keys().cloned().collect()
+    }
+
+    /// Sets the options of one reactor's controller (applied at its next attach).
+    pub fn tune(&self, reactor: &str, options: ControllerOptions) {
+        self.tuning
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(reactor.to_owned(), options);
+    }
+
+    /// Runs `reactor`. A reactor of the same name that describes itself the same way, at the
+    /// same concurrency, keeps its controller and queue; otherwise the controller restarts.
+    pub fn attach(&self, reactor: Arc<dyn Reactor>) {
+        let info = reactor.info();
+        let options = self
+            .tuning
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&info.name)
+            .cloned()
+            .unwrap_or_else(|| self.options.clone());
+        let mut attached = self.attached();
+        if let Some(current) = attached.get_mut(&info.name)
+            && current.reactor.info() == info
+            && current.concurrency == options.concurrency
+        {
+            current.controller.replace_reactor(reactor.clone());
+            current.reactor = reactor;
+            return;
+        }
+        // Stop the old controller before its successor takes the same objects.
+        attached.remove(&info.name);
+        tracing::info!(reactor = %info.name, kinds = ?info.kinds, "controller attached");
+        let concurrency = options.concurrency;
+        let controller = Controller::start(reactor.clone(), self.shared.clone(), options);
+        attached.insert(
+            info.name.clone(),
+            Attached {
+                reactor,
+                concurrency,
+                controller,
+            },
+        );
+    }
+
+    pub fn detach(&self, name: &str) -> bool {
+        let removed = self.attached().remove(name).is_some();
+        if removed {
+            tracing::info!(reactor = %name, "controller detached");
+        }
+        removed
+    }
+
+    /// Follows the runtime: every controller component loaded is attached, every one
+    /// unloaded detached. Returns once the components already loaded are attached.
+    pub fn follow(self: &Arc<Self>, runtime: &Runtime) -> tokio::task::JoinHandle<()> {
+        let mut events = runtime.subscribe();
+        self.sync_with(runtime);
+        let engine = Arc::downgrade(self);
+        let runtime = runtime.clone();
+        tokio::spawn(async move {
+            loop {
+                let event = events.recv().await;
+                let Some(engine) = engine.upgrade() else {
+                    return;
+                };
+                match event {
+                    Ok(ComponentEvent::Loaded {
+                        name,
+                        world: World::Controller,
+                        ..
+                    }) => {
+                        if let Some(reactor) = WasmReactor::new(runtime.controller(&name)) {
+                            engine.attach(Arc::new(reactor));
+                        }
+                    }
+                    Ok(ComponentEvent::Unloaded { name }) => {
+                        engine.detach(&name);
+                    }
+                    Ok(_) => {}
+                    Err(RecvError::Lagged(_)) => engine.sync_with(&runtime),
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        })
+    }
+
+    fn sync_with(&self, runtime: &Runtime) {
+        let serving: Vec<String> = runtime
+            .components()
+            .into_iter()
+            .filter(|c| c.world == World::Controller && c.serving)
+            .map(|c| c.name)
+            .collect();
+        for name in self.attached_names() {
+            if !serving.contains(&name) {
+                self.detach(&name);
+            }
+        }
+        for name in serving {
+            self.attach_component(runtime, &name);
+        }
+    }
+
+    /// Attaches a loaded controller component, as many callbacks at once as its config
+    /// allows instances.
+    fn attach_component(&self, runtime: &Runtime, name: &str) {
+        let Some(reactor) = WasmReactor::new(runtime.controller(name)) else {
+            return;
+        };
+        let concurrency = runtime.settings().effective(name).limits.concurrency.max(1);
+        self.tune(
+            name,
+            ControllerOptions {
+                concurrency,
+                ..self.options.clone()
+            },
+        );
+        self.attach(Arc::new(reactor));
+    }
+
+    fn reactors_for(&self, kind: &str) -> Vec<(ReactorInfo, Arc<dyn Reactor>)> {
+        self.attached()
+            .values()
+            .map(|a| (a.reactor.info(), a.reactor.clone()))
+            .filter(|(info, _)| info.kinds.iter().any(|k| k == kind))
+            .collect()
+    }
+}
+
+#[async_trait]
+impl Admission for Engine {
+    /// Every reactor watching a document's kind validates it; the first refusal refuses the
+    /// whole apply, naming the document and the reactor.
+    async fn admit(&self, requests: &[ApplyRequest]) -> Result<(), StoreError> {
+        for (i, request) in requests.iter().enumerate() {
+            let reactors = self.reactors_for(&request.kind);
+            if reactors.is_empty() {
+                continue;
+            }
+            let current = self.shared.store.get(&request.kind, &request.name).await?;
+            let object = Object {
+                kind: request.kind.clone(),
+                name: request.name.clone(),
+                labels: request.labels.clone(),
+                spec: request.spec.clone(),
+                status: current
+                    .as_ref()
+                    .map(|c| c.status.clone())
+                    .unwrap_or_default(),
+                meta: current.map(|c| c.meta).unwrap_or_else(Meta::default),
+            };
+            for (info, reactor) in reactors {
+                if let Err(message) = reactor.validate(&object).await {
+                    return Err(StoreError::in_document(
+                        i + 1,
+                        StoreError::Invalid(format!("refused by {}: {message}", info.name)),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,413 @@
+//! A work queue of keys, as controller-runtime's: a key is never handed to two workers at
+//! once, changes to a key in flight run it again afterwards, repeated adds coalesce, failures
+//! back off per key, and an overall rate cap keeps a failing reactor from spinning the CPU.
+
+use super::Backoff;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::hash::Hash;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+#[derive(Debug, Clone)]
+pub struct QueueOptions {
+    /// Names the queue in metrics (`workqueue_depth{queue=…}`).
+    pub name: String,
+    pub backoff: Backoff,
+    /// The most keys handed out per second, over all workers.
+    pub max_rate: f64,
+    /// How many keys may be handed out at once before the rate cap applies.
+    pub burst: f64,
+}
+
+impl Default for QueueOptions {
+    fn default() -> Self {
+        Self {
+            name: "default".into(),
+            backoff: Backoff::default(),
+            max_rate: 10_000.0,
+            burst: 1_000.0,
+        }
+    }
+}
+
+struct State<K> {
+    ready: VecDeque<K>,
+    /// Keys waiting to be worked on (in `ready`, or to be re-queued when their run ends).
+    dirty: HashSet<K>,
+    processing: HashSet<K>,
+    /// Keys due later, with the time they are due; the heap may hold stale entries.
+    delayed: HashMap<K, Instant>,
+    timers: BinaryHeap<Reverse<(Instant, u64, K)>>,
+    timer_seq: u64,
+    failures: HashMap<K, u32>,
+    tokens: f64,
+    refilled: Instant,
+    shut_down: bool,
+}
+
+pub struct WorkQueue<K> {
+    state: Mutex<State<K>>,
+    wake: Notify,
+    options: QueueOptions,
+}
+
+impl<K> std::fmt::Debug for WorkQueue<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkQueue")
+            .field("name", &self.options.name)
+            .finish()
+    }
+}
+
+enum Next<K> {
+    Key(K),
+    WaitUntil(Option<Instant>),
+    ShutDown,
+}
+
+impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
+    pub fn new(options: QueueOptions) -> Self {
+        Self {
+            state: Mutex::new(State {
+                ready: VecDeque::new(),
+                dirty: HashSet::new(),
+                processing: HashSet::new(),
+                delayed: HashMap::new(),
+                timers: BinaryHeap::new(),
+                timer_seq: 0,
+                failures: HashMap::new(),
+                tokens: options.burst.max(1.0),
+                refilled: Instant::now(),
+                shut_down: false,
+            }),
+            wake: Notify::new(),
+            options,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<K>> {
+        // A panic while holding this lock leaves plain collections behind: still usable.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Queues `key` now; a pending delayed run of it (a backoff) is cancelled.
+    pub fn add(&self, key: K) {
+        let mut state = self.lock();
+        state.delayed.remove(&key);
+        self.enqueue(&mut state, key);
+    }
+
+    /// Queues `key` after `delay`, unless it is queued or due sooner already.
+    pub fn add_after(&self, key: K, delay: Duration) {
+        if delay.is_zero() {
+            return self.add(key);
+        }
+        let mut state = self.lock();
+        if state.dirty.contains(&key) {
+            return;
+        }
+        let due = Instant::now() + delay;
+        if state.delayed.get(&key).is_some_and(|d| *d <= due) {
+            return;
+        }
+        state.delayed.insert(key.clone(), due);
+        state.timer_seq += 1;
+        let seq = state.timer_seq;
+        state.timers.push(Reverse((due, seq, key)));
+        drop(state);
+        self.wake.notify_one();
+    }
+
+    /// Queues `key` after its backoff delay, which doubles with each consecutive failure.
+    /// Returns the delay chosen.
+    pub fn add_rate_limited(&self, key: K) -> Duration {
+        let failures = {
+            let mut state = self.lock();
+            let count = state.failures.entry(key.clone()).or_insert(0);
+            *count += 1;
+            *count
+        };
+        metrics::counter!("workqueue_retries_total", "queue" => self.options.name.clone())
+            .increment(1);
+        let delay = self.options.backoff.delay(failures);
+        self.add_after(key, delay);
+        delay
+    }
+
+    /// Forgets the failures of `key`: its next failure backs off from the start.
+    pub fn forget(&self, key: &K) {
+        self.lock().failures.remove(key);
+    }
+
+    /// How many consecutive failures `key` has had.
+    pub fn failures(&self, key: &K) -> u32 {
+        self.lock().failures.get(key).copied().unwrap_or(0)
+    }
+
+    /// Marks the work on `key` finished; if it changed meanwhile, it is queued again.
+    pub fn done(&self, key: &K) {
+        let mut state = self.lock();
+        state.processing.remove(key);
+        if state.dirty.contains(key) {
+            state.ready.push_back(key.clone());
+            self.record_depth(&state);
+            drop(state);
+            self.wake.notify_one();
+        }
+    }
+
+    /// Keys waiting now (not counting delayed ones or those being worked on).
+    pub fn len(&self) -> usize {
+        self.lock().ready.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Stops handing out keys; waiting workers get `None`.
+    pub fn shut_down(&self) {
+        self.lock().shut_down = true;
+        self.wake.notify_waiters();
+    }
+
+    /// The next key to work on, once one is due and the rate cap allows; `None` after shutdown.
+    pub async fn next(&self) -> Option<K> {
+        loop {
+            let notified = self.wake.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            match self.poll_next() {
+                Next::Key(key) => return Some(key),
+                Next::ShutDown => return None,
+                Next::WaitUntil(None) => notified.await,
+                Next::WaitUntil(Some(at)) => {
+                    tokio::select! {
+                        _ = notified => {}
+                        _ = tokio::time::sleep_until(at) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    fn poll_next(&self) -> Next<K> {
+        let mut state = self.lock();
+        if state.shut_down {
+            return Next::ShutDown;
+        }
+        let now = Instant::now();
+        self.release_due(&mut state, now);
+        if state.ready.is_empty() {
+            return Next::WaitUntil(state.timers.peek().map(|Reverse((at, _, _))| *at));
+        }
+        let elapsed = now.saturating_duration_since(state.refilled).as_secs_f64();
+        state.tokens =
+            (state.tokens + elapsed * self.options.max_rate).min(self.options.burst.max(1.0));
+        state.refilled = now;
+        if state.tokens < 1.0 {
+            let wait = Duration::from_secs_f64(
+                (1.0 - state.tokens) / self.options.max_rate.max(f64::MIN_POSITIVE),
+            );
+            return Next::WaitUntil(Some(now + wait));
+        }
+        let Some(key) = state.ready.pop_front() else {
+            return Next::WaitUntil(None);
+        };
+        state.tokens -= 1.0;
+        state.dirty.remove(&key);
+        state.processing.insert(key.clone());
+        self.record_depth(&state);
+        Next::Key(key)
+    }
+
+    fn release_due(&self, state: &mut State<K>, now: Instant) {
+        while let Some(Reverse((at, _, _))) = state.timers.peek() {
+            if *at > now {
+                break;
+            }
+            let Some(Reverse((at, _, key))) = state.timers.pop() else {
+                break;
+            };
+            // Skip entries superseded by an earlier time or cancelled by `add`.
+            if state.delayed.get(&key) == Some(&at) {
+                state.delayed.remove(&key);
+                self.enqueue(state, key);
+            }
+        }
+    }
+
+    fn enqueue(&self, state: &mut State<K>, key: K) {
+        if !state.dirty.insert(key.clone()) {
+            return;
+        }
+        if !state.processing.contains(&key) {
+            state.ready.push_back(key);
+            self.record_depth(state);
+            self.wake.notify_one();
+        }
+    }
+
+    fn record_depth(&self, state: &State<K>) {
+        metrics::gauge!("workqueue_depth", "queue" => self.options.name.clone())
+            .set(state.ready.len() as f64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn queue() -> WorkQueue<&'static str> {
+        WorkQueue::new(QueueOptions {
+            backoff: Backoff {
+                base: Duration::from_millis(10),
+                cap: Duration::from_secs(1),
+                jitter: 0.0,
+            },
+            ..QueueOptions::default()
+        })
+    }
+
+    async fn next_now(q: &WorkQueue<&'static str>) -> Option<&'static str> {
+        tokio::time::timeout(Duration::from_millis(1), q.next())
+            .await
+            .ok()
+            .flatten()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn repeated_adds_coalesce_and_a_key_is_never_handed_out_twice_at_once() {
+        let q = queue();
+        q.add("a");
+        q.add("a");
+        q.add("b");
+        assert_eq!(q.len(), 2);
+        assert_eq!(next_now(&q).await, Some("a"));
+        q.add("a"); // changed while being worked on
+        assert_eq!(next_now(&q).await, Some("b"));
+        assert_eq!(
+            next_now(&q).await,
+            None,
+            "a is in flight: not handed out again"
+        );
+        q.done(&"a");
+        assert_eq!(
+            next_now(&q).await,
+            Some("a"),
+            "the change made while in flight runs afterwards"
+        );
+        q.done(&"a");
+        q.done(&"b");
+        assert_eq!(next_now(&q).await, None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failures_back_off_doubling_and_success_resets() {
+        let q = queue();
+        let start = Instant::now();
+        let mut waits = Vec::new();
+        q.add("k");
+        for _ in 0..4 {
+            let key = q.next().await.expect("key");
+            waits.push((Instant::now() - start).as_millis());
+            q.add_rate_limited(key);
+            q.done(&key);
+        }
+        assert_eq!(waits, vec![0, 10, 30, 70], "10, 20, 40 ms apart");
+        let key = q.next().await.expect("key");
+        q.forget(&key);
+        q.done(&key);
+        assert_eq!(
+            q.add_rate_limited("k"),
+            Duration::from_millis(10),
+            "backoff starts over"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_newer_change_cancels_a_pending_backoff() {
+        let q = queue();
+        q.add("k");
+        let key = q.next().await.expect("key");
+        for _ in 0..5 {
+            q.add_rate_limited(key); // 160 ms
+        }
+        q.done(&key);
+        assert_eq!(next_now(&q).await, None);
+        q.add("k");
+        assert_eq!(
+            next_now(&q).await,
+            Some("k"),
+            "runs now, not after the backoff"
+        );
+        q.done(&"k");
+        tokio::time::advance(Duration::from_secs(2)).await;
+        assert_eq!(
+            next_now(&q).await,
+            None,
+            "the cancelled backoff does not fire later"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn add_after_keeps_the_earliest_time() {
+        let q = queue();
+        q.add_after("k", Duration::from_secs(10));
+        q.add_after("k", Duration::from_secs(1));
+        q.add_after("k", Duration::from_secs(5));
+        let start = Instant::now();
+        assert_eq!(q.next().await, Some("k"));
+        assert_eq!(Instant::now() - start, Duration::from_secs(1));
+        q.done(&"k");
+        tokio::time::advance(Duration::from_secs(20)).await;
+        assert_eq!(next_now(&q).await, None, "stale timers do not fire");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_rate_cap_spaces_out_work() {
+        let q: WorkQueue<u32> = WorkQueue::new(QueueOptions {
+            max_rate: 100.0,
+            burst: 1.0,
+            ..QueueOptions::default()
+        });
+        for k in 0..5 {
+            q.add(k);
+        }
+        let start = Instant::now();
+        for _ in 0..5 {
+            let k = q.next().await.expect("key");
+            q.done(&k);
+        }
+        assert_eq!(
+            Instant::now() - start,
+            Duration::from_millis(40),
+            "100/s: 10 ms apart after the first"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiting_workers_wake_for_new_keys_and_shutdown() {
+        let q = Arc::new(queue());
+        let worker = {
+            let q = q.clone();
+            tokio::spawn(async move { q.next().await })
+        };
+        tokio::task::yield_now().await;
+        q.add("late");
+        assert_eq!(worker.await.expect("joined"), Some("late"));
+        let worker = {
+            let q = q.clone();
+            tokio::spawn(async move { q.next().await })
+        };
+        tokio::task::yield_now().await;
+        q.shut_down();
+        assert_eq!(worker.await.expect("joined"), None);
+    }
+}

@@ -1,0 +1,50 @@
+//! What the engine calls: a reactor's callbacks, whether the logic is a WASM component or
+//! native Rust (the benchmarks' baseline).
+
+use crate::object::Object;
+use async_trait::async_trait;
+use std::time::Duration;
+
+/// How a reactor describes itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReactorInfo {
+    /// Names the reactor in status, metrics and finalizers.
+    pub name: String,
+    pub kinds: Vec<String>,
+    /// Every watched object is run again at this period (drift healing).
+    pub resync: Option<Duration>,
+    /// The host holds a finalizer so that `on_delete` is never missed.
+    pub handles_delete: bool,
+}
+
+/// What to do after a successful callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Done,
+    RequeueAfter(Duration),
+}
+
+/// Why a callback failed. Traps, deadlines and memory caps are `Retry`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Failure {
+    #[error("{0}")]
+    Retry(String),
+    #[error("permanent: {0}")]
+    Permanent(String),
+}
+
+pub type Reaction = Result<Action, Failure>;
+
+#[async_trait]
+pub trait Reactor: Send + Sync + 'static {
+    fn info(&self) -> ReactorInfo;
+
+    /// Admission: `Err(message)` refuses an apply, and the user sees the message.
+    async fn validate(&self, object: &Object) -> Result<(), String>;
+
+    async fn on_create(&self, object: &Object) -> Reaction;
+
+    async fn on_update(&self, old: &Object, new: &Object) -> Reaction;
+
+    async fn on_delete(&self, object: &Object) -> Reaction;
+}

@@ -1,0 +1,149 @@
+//! The host-owned part of an object's status, `status.reconcile.<reactor>`: observed
+//! generation, attempts, last error, next retry. Written with compare-and-swap, so it never
+//! overwrites a concurrent change; the reactor's own status keys are kept beside it.
+
+use crate::object::Object;
+use crate::store::{Store, StoreError};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The key under `status` that the host owns.
+pub const RECONCILE: &str = "reconcile";
+
+const CAS_ATTEMPTS: usize = 16;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReconcileStatus {
+    /// The generation the reactor last handled successfully.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<u64>,
+    /// Consecutive failures of the current attempt.
+    #[serde(default)]
+    pub attempts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// The last error was permanent: no retry until the object changes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub permanent: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_retry: Option<String>,
+}
+
+/// What `object`'s status records of `reactor`'s reconciles.
+pub fn read(object: &Object, reactor: &str) -> Option<ReconcileStatus> {
+    let entry = object.status.get(RECONCILE)?.get(reactor)?;
+    serde_json::from_value(entry.clone()).ok()
+}
+
+fn with_entry(status: &Value, reactor: &str, entry: &ReconcileStatus) -> Value {
+    let mut status = match status {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    let reconcile = status
+        .entry(RECONCILE)
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !reconcile.is_object() {
+        *reconcile = Value::Object(Map::new());
+    }
+    if let Value::Object(map) = reconcile {
+        map.insert(
+            reactor.to_owned(),
+            serde_json::to_value(entry).unwrap_or(Value::Null),
+        );
+    }
+    Value::Object(status)
+}
+
+/// The status a reactor sets, with the host-owned part of `current` kept.
+pub fn merge_reactor_status(current: &Value, mut set: Value) -> Value {
+    let Some(host_part) = current.get(RECONCILE) else {
+        return set;
+    };
+    match &mut set {
+        Value::Object(map) => {
+            map.insert(RECONCILE.to_owned(), host_part.clone());
+            set
+        }
+        _ => {
+            let mut map = Map::new();
+            map.insert("value".to_owned(), set);
+            map.insert(RECONCILE.to_owned(), host_part.clone());
+            Value::Object(map)
+        }
+    }
+}
+
+/// Rewrites `kind/name`'s status with `update` applied to its current value, retrying on
+/// conflicts. Does nothing if the object is gone or the status would not change.
+pub async fn update_status(
+    store: &dyn Store,
+    kind: &str,
+    name: &str,
+    update: impl Fn(&Value) -> Value,
+) -> Result<Option<Object>, StoreError> {
+    for _ in 0..CAS_ATTEMPTS {
+        let Some(current) = store.get(kind, name).await? else {
+            return Ok(None);
+        };
+        let next = update(&current.status);
+        if next == current.status {
+            return Ok(Some(current));
+        }
+        match store
+            .set_status(kind, name, next, Some(current.meta.revision))
+            .await
+        {
+            Ok(object) => return Ok(Some(object)),
+            Err(StoreError::Conflict { .. }) => continue,
+            Err(StoreError::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(StoreError::Backend(format!(
+        "status of {kind}/{name} kept changing: gave up after {CAS_ATTEMPTS} attempts"
+    )))
+}
+
+/// Writes `reactor`'s reconcile entry.
+pub async fn write(
+    store: &dyn Store,
+    kind: &str,
+    name: &str,
+    reactor: &str,
+    entry: &ReconcileStatus,
+) -> Result<(), StoreError> {
+    update_status(store, kind, name, |status| {
+        with_entry(status, reactor, entry)
+    })
+    .await
+    .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_host_part_survives_a_reactor_status_write() {
+        let entry = ReconcileStatus {
+            observed_generation: Some(2),
+            ..Default::default()
+        };
+        let current = with_entry(&json!({"ruleCount": 1}), "policy", &entry);
+        assert_eq!(current["ruleCount"], 1);
+        assert_eq!(current["reconcile"]["policy"]["observedGeneration"], 2);
+        let merged = merge_reactor_status(&current, json!({"ruleCount": 3}));
+        assert_eq!(
+            merged,
+            json!({"ruleCount": 3, "reconcile": {"policy": {"observedGeneration": 2, "attempts": 0}}})
+        );
+        let mut object: Object =
+            serde_json::from_value(json!({"kind": "A", "name": "a"})).expect("object");
+        object.status = merged;
+        assert_eq!(read(&object, "policy"), Some(entry));
+        assert_eq!(read(&object, "other"), None);
+    }
+}

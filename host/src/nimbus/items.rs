@@ -1,0 +1,293 @@
+//! Publishing, withdrawing and listing items, with the ownership rules.
+
+use super::ITEM_KIND;
+use crate::object::{ApplyRequest, Object, Selector};
+use crate::store::{Store, StoreError};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+const OWNER_KIND: &str = "nimbus.owner-kind";
+const OWNER_NAME: &str = "nimbus.owner-name";
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NimbusError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Denied(String),
+    #[error("nimbus store failed: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// The object an item belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub kind: String,
+    pub name: String,
+    /// The component that published it.
+    pub component: String,
+}
+
+/// Which agents receive an item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ItemTarget {
+    Agents(Vec<String>),
+    /// Every agent whose labels include all of these (empty: every agent).
+    Labels(BTreeMap<String, String>),
+}
+
+impl ItemTarget {
+    pub fn selects(&self, agent: &str, labels: &BTreeMap<String, String>) -> bool {
+        match self {
+            Self::Agents(ids) => ids.iter().any(|id| id == agent),
+            Self::Labels(wanted) => Selector::from_labels(wanted).matches(labels),
+        }
+    }
+}
+
+/// An item as stored in the spec of its `NimbusItem` object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub key: String,
+    pub value: Value,
+    pub target: ItemTarget,
+    pub owner: Owner,
+}
+
+impl Item {
+    pub fn from_object(object: &Object) -> Option<Item> {
+        serde_json::from_value(object.spec.clone()).ok()
+    }
+}
+
+/// The store name of the item `key`: keys are free-form paths, names are DNS labels.
+fn object_name(key: &str) -> String {
+    // FNV-1a, 128 bits as two lanes: stable across versions and platforms, no dependency.
+    let mut lanes = [0xcbf2_9ce4_8422_2325u64, 0x8422_2325_cbf2_9ce4u64];
+    for (i, byte) in key.bytes().enumerate() {
+        let lane = &mut lanes[i % 2];
+        *lane ^= u64::from(byte);
+        *lane = lane.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("item-{:016x}{:016x}", lanes[0], lanes[1])
+}
+
+fn check_key(key: &str) -> Result<(), NimbusError> {
+    let ok = !key.is_empty()
+        && key.len() <= 512
+        && !key.starts_with('/')
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(NimbusError::Invalid(format!(
+            "item key {key:?} is invalid: use letters, digits and -_./: (at most 512, not starting with /)"
+        )))
+    }
+}
+
+async fn current(store: &dyn Store, key: &str) -> Result<Option<(Object, Item)>, NimbusError> {
+    let found = store.get(ITEM_KIND, &object_name(key)).await?;
+    Ok(found.and_then(|o| Item::from_object(&o).map(|i| (o, i))))
+}
+
+fn owned_by(item: &Item, owner: &Owner) -> Result<(), NimbusError> {
+    if item.owner.kind == owner.kind && item.owner.name == owner.name {
+        return Ok(());
+    }
+    Err(NimbusError::Denied(format!(
+        "item {} belongs to {}/{}",
+        item.key, item.owner.kind, item.owner.name
+    )))
+}
+
+/// Publishes (or replaces) `key` for `target`, owned by `owner`.
+pub async fn publish(
+    store: &dyn Store,
+    owner: &Owner,
+    key: &str,
+    value: Value,
+    target: ItemTarget,
+) -> Result<(), NimbusError> {
+    check_key(key)?;
+    let existing = current(store, key).await?;
+    if let Some((_, item)) = &existing {
+        owned_by(item, owner)?;
+    }
+    let item = Item {
+        key: key.to_owned(),
+        value,
+        target,
+        owner: owner.clone(),
+    };
+    let labels = BTreeMap::from([
+        (OWNER_KIND.to_owned(), owner.kind.clone()),
+        (OWNER_NAME.to_owned(), owner.name.clone()),
+    ]);
+    let request = ApplyRequest {
+        kind: ITEM_KIND.to_owned(),
+        name: object_name(key),
+        labels,
+        spec: serde_json::to_value(&item).map_err(|e| NimbusError::Invalid(e.to_string()))?,
+        // Compare-and-swap against the state the ownership check saw.
+        expected_revision: existing.map(|(o, _)| o.meta.revision),
+    };
+    store.apply(vec![request]).await?;
+    Ok(())
+}
+
+/// Withdraws `key`; withdrawing a missing key succeeds.
+pub async fn unpublish(store: &dyn Store, owner: &Owner, key: &str) -> Result<(), NimbusError> {
+    check_key(key)?;
+    let Some((object, item)) = current(store, key).await? else {
+        return Ok(());
+    };
+    owned_by(&item, owner)?;
+    match store
+        .delete(ITEM_KIND, &object.name, Some(object.meta.revision))
+        .await
+    {
+        Ok(_) | Err(StoreError::NotFound { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The items `owner_kind/owner_name` has published under `prefix`.
+pub async fn items_of(
+    store: &dyn Store,
+    owner_kind: &str,
+    owner_name: &str,
+    prefix: &str,
+) -> Result<Vec<(Object, Item)>, NimbusError> {
+    let selector = Selector::from_labels(&BTreeMap::from([
+        (OWNER_KIND.to_owned(), owner_kind.to_owned()),
+        (OWNER_NAME.to_owned(), owner_name.to_owned()),
+    ]));
+    let listing = store.list(ITEM_KIND, &selector).await?;
+    let mut items: Vec<(Object, Item)> = listing
+        .items
+        .into_iter()
+        .filter_map(|o| Item::from_object(&o).map(|i| (o, i)))
+        .filter(|(_, i)| i.key.starts_with(prefix))
+        .collect();
+    items.sort_by(|a, b| a.1.key.cmp(&b.1.key));
+    Ok(items)
+}
+
+/// Withdraws everything an object published (its delete took its items with it).
+pub async fn unpublish_all(
+    store: &dyn Store,
+    owner_kind: &str,
+    owner_name: &str,
+) -> Result<usize, NimbusError> {
+    let items = items_of(store, owner_kind, owner_name, "").await?;
+    let count = items.len();
+    for (object, _) in items {
+        match store.delete(ITEM_KIND, &object.name, None).await {
+            Ok(_) | Err(StoreError::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{EmbeddedStore, EmbeddedStoreOptions};
+    use serde_json::json;
+
+    fn owner(name: &str) -> Owner {
+        Owner {
+            kind: "Policy".into(),
+            name: name.into(),
+            component: "policy-rust".into(),
+        }
+    }
+
+    #[test]
+    fn names_are_stable_dns_labels() {
+        let name = object_name("policy/web-allow/http");
+        assert_eq!(name, object_name("policy/web-allow/http"));
+        assert_ne!(name, object_name("policy/web-allow/https"));
+        assert!(crate::object::validate_name(&name).is_ok(), "{name}");
+    }
+
+    #[tokio::test]
+    async fn owned_items_publish_list_and_go_with_their_owner() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = EmbeddedStore::open(dir.path(), EmbeddedStoreOptions::default()).expect("open");
+        let everyone = ItemTarget::Labels(BTreeMap::new());
+        publish(
+            &store,
+            &owner("a"),
+            "policy/a/x",
+            json!({"n": 1}),
+            everyone.clone(),
+        )
+        .await
+        .expect("publish");
+        publish(
+            &store,
+            &owner("a"),
+            "policy/a/y",
+            json!({"n": 2}),
+            everyone.clone(),
+        )
+        .await
+        .expect("publish");
+        publish(
+            &store,
+            &owner("b"),
+            "policy/b/x",
+            json!({"n": 3}),
+            everyone.clone(),
+        )
+        .await
+        .expect("publish");
+        let denied = publish(
+            &store,
+            &owner("b"),
+            "policy/a/x",
+            json!(0),
+            everyone.clone(),
+        )
+        .await;
+        assert!(matches!(denied, Err(NimbusError::Denied(_))), "{denied:?}");
+        assert!(matches!(
+            publish(&store, &owner("a"), "/abs", json!(0), everyone).await,
+            Err(NimbusError::Invalid(_))
+        ));
+        let keys: Vec<String> = items_of(&store, "Policy", "a", "policy/a/")
+            .await
+            .expect("items")
+            .into_iter()
+            .map(|(_, i)| i.key)
+            .collect();
+        assert_eq!(keys, vec!["policy/a/x", "policy/a/y"]);
+        unpublish(&store, &owner("a"), "policy/a/x")
+            .await
+            .expect("unpublish");
+        unpublish(&store, &owner("a"), "policy/a/x")
+            .await
+            .expect("again: no error");
+        assert_eq!(unpublish_all(&store, "Policy", "a").await.expect("gc"), 1);
+        assert!(
+            items_of(&store, "Policy", "a", "")
+                .await
+                .expect("items")
+                .is_empty()
+        );
+        assert_eq!(
+            items_of(&store, "Policy", "b", "")
+                .await
+                .expect("items")
+                .len(),
+            1
+        );
+    }
+}

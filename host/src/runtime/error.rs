@@ -1,0 +1,116 @@
+//! Errors of the runtime: loading components, calling them, reading its config.
+
+use std::path::PathBuf;
+
+/// Why the runtime could not load a component, apply its config or serve a call.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum RuntimeError {
+    /// The wasm file could not be read.
+    #[error("read {path}: {message}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        message: String,
+    },
+    /// The file is a core wasm module, not a component.
+    #[error("{path} is a core wasm module, not a component (build it for wasm32-wasip2)")]
+    CoreModule {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Compilation failed: truncated or invalid wasm.
+    #[error("compile {path}: {message}")]
+    Compile {
+        /// The file.
+        path: PathBuf,
+        /// What the compiler said.
+        message: String,
+    },
+    /// The component targets another world than the one expected in its folder.
+    #[error("{path} is {found}, expected a {expected} component")]
+    WrongWorld {
+        /// The file.
+        path: PathBuf,
+        /// What it is, e.g. `a descriptor component` or `a component exporting neither world`.
+        found: String,
+        /// The expected world.
+        expected: super::World,
+    },
+    /// The component imports something its world does not offer.
+    #[error("link {path}: {message}")]
+    Link {
+        /// The file.
+        path: PathBuf,
+        /// What the linker said.
+        message: String,
+    },
+    /// `describe()` failed (trap, deadline, memory cap).
+    #[error("describe {name}: {source}")]
+    Describe {
+        /// The component.
+        name: String,
+        /// How the call failed.
+        source: CallError,
+    },
+    /// A granted folder could not be opened.
+    #[error("grant {path} to {name}: {message}")]
+    Grant {
+        /// The component.
+        name: String,
+        /// The folder.
+        path: PathBuf,
+        /// The I/O error.
+        message: String,
+    },
+    /// The config file could not be read or parsed.
+    #[error("config {path}: {message}")]
+    Config {
+        /// The config file.
+        path: PathBuf,
+        /// What was wrong.
+        message: String,
+    },
+    /// The engine could not be set up.
+    #[error("engine: {0}")]
+    Engine(String),
+    /// The components folder could not be watched or written.
+    #[error("watch {path}: {message}")]
+    Watch {
+        /// The folder.
+        path: PathBuf,
+        /// The notify or I/O error.
+        message: String,
+    },
+    /// A component name that cannot be a file name.
+    #[error("invalid component name {0:?}: use letters, digits, '-' and '_'")]
+    InvalidName(String),
+}
+
+/// Why a call into a component did not return a value.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum CallError {
+    /// No component of that name is loaded (or it was detached).
+    #[error("component {0} is not loaded")]
+    NotLoaded(String),
+    /// The component is of the other world.
+    #[error("component {name} is a {world} component")]
+    WrongWorld {
+        /// The component.
+        name: String,
+        /// Its world.
+        world: super::World,
+    },
+    /// The call ran past its deadline and was stopped.
+    #[error("call stopped at its deadline of {0} ms")]
+    Deadline(u64),
+    /// The guest tried to grow a memory past its cap and was stopped.
+    #[error("guest stopped at its memory cap of {0} bytes")]
+    MemoryCap(u64),
+    /// The guest trapped (a panic, an unreachable, an out-of-bounds access).
+    #[error("guest trapped: {0}")]
+    Trap(String),
+    /// A fresh instance could not be created.
+    #[error("instantiate: {0}")]
+    Instantiate(String),
+}

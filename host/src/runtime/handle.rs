@@ -1,0 +1,276 @@
+//! Handles to call a component's exports by name; each call runs on the version in
+//! service when it starts, and finishes there even if a new version is swapped in.
+
+use super::bindings::descriptor_api::{Dependency, Kv, Retrieved};
+use super::bindings::{Action, ItemStatus, Object, ReactorError};
+use super::host::ObjectRef;
+use super::instance::{CallFuture, Exports};
+use super::registry::{Described, Serving};
+use super::state::HostState;
+use super::{CallError, Inner, World};
+use std::sync::Arc;
+use wasmtime::Store;
+
+/// What a reactor callback returned: the guest's own success or error.
+pub type Reaction = Result<Action, ReactorError>;
+
+/// Resolves the version in service of a component of `world`.
+fn serving(inner: &Inner, name: &str, world: World) -> Result<Arc<Serving>, CallError> {
+    let serving = inner
+        .slot(name)
+        .and_then(|slot| slot.current.load_full())
+        .ok_or_else(|| CallError::NotLoaded(name.to_owned()))?;
+    if serving.loaded.world != world {
+        return Err(CallError::WrongWorld {
+            name: name.to_owned(),
+            world: serving.loaded.world,
+        });
+    }
+    Ok(serving)
+}
+
+fn primary(obj: &Object) -> Option<ObjectRef> {
+    Some(ObjectRef {
+        kind: obj.kind.clone(),
+        name: obj.name.clone(),
+    })
+}
+
+/// Calls a controller component's `reactor` exports.
+#[derive(Clone)]
+pub struct ControllerHandle {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) name: String,
+}
+
+impl std::fmt::Debug for ControllerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControllerHandle")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+macro_rules! reactor_call {
+    ($self:ident, $primary:expr, [$($arg:ident),*], |$guest:ident, $store:ident| $body:expr) => {{
+        // The call future must own its arguments (it may outlive this frame's borrows).
+        $(let $arg = $arg.to_owned();)*
+        let serving = serving(&$self.inner, &$self.name, World::Controller)?;
+        serving
+            .loaded
+            .call(
+                $primary,
+                |exports: &Exports, $store: &mut Store<HostState>| -> CallFuture<'_, _> {
+                    Box::pin(async move {
+                        match exports {
+                            Exports::Controller($guest) => $body.await,
+                            Exports::Descriptor(_) => {
+                                Err(wasmtime::format_err!("not a controller instance"))
+                            }
+                        }
+                    })
+                },
+            )
+            .await
+    }};
+}
+
+impl ControllerHandle {
+    /// The component name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the version in service said of itself when it was loaded (not a call).
+    pub fn info(&self) -> Result<super::bindings::reactor_api::Info, CallError> {
+        match &serving(&self.inner, &self.name, World::Controller)?.described {
+            Described::Controller(info) => Ok(info.clone()),
+            Described::Descriptor(_) => Err(CallError::WrongWorld {
+                name: self.name.clone(),
+                world: World::Descriptor,
+            }),
+        }
+    }
+
+    /// `validate(obj)`: `Ok(Err(message))` is a refusal for the user.
+    pub async fn validate(&self, obj: &Object) -> Result<Result<(), String>, CallError> {
+        reactor_call!(self, None, [obj], |guest, store| guest
+            .call_validate(store, &obj))
+    }
+
+    /// `on-create(obj)`, with `obj` as the primary object.
+    pub async fn on_create(&self, obj: &Object) -> Result<Reaction, CallError> {
+        reactor_call!(self, primary(&obj), [obj], |guest, store| guest
+            .call_on_create(store, &obj))
+    }
+
+    /// `on-update(old, new)`, with `new` as the primary object.
+    pub async fn on_update(&self, old: &Object, new: &Object) -> Result<Reaction, CallError> {
+        reactor_call!(self, primary(&new), [old, new], |guest, store| guest
+            .call_on_update(store, &old, &new))
+    }
+
+    /// `on-delete(obj)`, with `obj` as the primary object.
+    pub async fn on_delete(&self, obj: &Object) -> Result<Reaction, CallError> {
+        reactor_call!(self, primary(&obj), [obj], |guest, store| guest
+            .call_on_delete(store, &obj))
+    }
+
+    /// `on-agent-status(owner, status)`, with `owner` as the primary object.
+    pub async fn on_agent_status(
+        &self,
+        owner: &Object,
+        status: &ItemStatus,
+    ) -> Result<Reaction, CallError> {
+        reactor_call!(self, primary(&owner), [owner, status], |guest, store| guest
+            .call_on_agent_status(store, &owner, &status))
+    }
+}
+
+/// Calls a descriptor component's `descriptor` exports.
+#[derive(Clone)]
+pub struct DescriptorHandle {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) name: String,
+}
+
+impl std::fmt::Debug for DescriptorHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DescriptorHandle")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+macro_rules! descriptor_call {
+    ($self:ident, [$($arg:ident),*], |$guest:ident, $store:ident| $body:expr) => {{
+        // The call future must own its arguments (it may outlive this frame's borrows).
+        $(let $arg = $arg.to_owned();)*
+        let serving = serving(&$self.inner, &$self.name, World::Descriptor)?;
+        serving
+            .loaded
+            .call(
+                None,
+                |exports: &Exports, $store: &mut Store<HostState>| -> CallFuture<'_, _> {
+                    Box::pin(async move {
+                        match exports {
+                            Exports::Descriptor($guest) => $body.await,
+                            Exports::Controller(_) => {
+                                Err(wasmtime::format_err!("not a descriptor instance"))
+                            }
+                        }
+                    })
+                },
+            )
+            .await
+    }};
+}
+
+impl DescriptorHandle {
+    /// The component name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the version in service said of itself when it was loaded (not a call).
+    pub fn info(&self) -> Result<super::bindings::descriptor_api::Info, CallError> {
+        match &serving(&self.inner, &self.name, World::Descriptor)?.described {
+            Described::Descriptor(info) => Ok(info.clone()),
+            Described::Controller(_) => Err(CallError::WrongWorld {
+                name: self.name.clone(),
+                world: World::Controller,
+            }),
+        }
+    }
+
+    /// `validate(key, value)`.
+    pub async fn validate(&self, key: &str, value: &str) -> Result<Result<(), String>, CallError> {
+        descriptor_call!(self, [key, value], |guest, store| guest
+            .call_validate(store, &key, &value))
+    }
+
+    /// `create(key, value)`: metadata to keep.
+    pub async fn create(
+        &self,
+        key: &str,
+        value: &str,
+    ) -> Result<Result<Option<String>, String>, CallError> {
+        descriptor_call!(self, [key, value], |guest, store| guest
+            .call_create(store, &key, &value))
+    }
+
+    /// `update(key, old, new, metadata)`.
+    pub async fn update(
+        &self,
+        key: &str,
+        old_value: &str,
+        new_value: &str,
+        metadata: Option<&str>,
+    ) -> Result<Result<Option<String>, String>, CallError> {
+        let metadata = metadata.map(str::to_owned);
+        descriptor_call!(self, [key, old_value, new_value], |guest, store| guest
+            .call_update(store, &key, &old_value, &new_value, metadata.as_deref()))
+    }
+
+    /// `update-with-recreate(key, old, new, metadata)`.
+    pub async fn update_with_recreate(
+        &self,
+        key: &str,
+        old_value: &str,
+        new_value: &str,
+        metadata: Option<&str>,
+    ) -> Result<bool, CallError> {
+        let metadata = metadata.map(str::to_owned);
+        descriptor_call!(self, [key, old_value, new_value], |guest, store| guest
+            .call_update_with_recreate(
+                store,
+                &key,
+                &old_value,
+                &new_value,
+                metadata.as_deref()
+            ))
+    }
+
+    /// `delete(key, value, metadata)`.
+    pub async fn delete(
+        &self,
+        key: &str,
+        value: &str,
+        metadata: Option<&str>,
+    ) -> Result<Result<(), String>, CallError> {
+        let metadata = metadata.map(str::to_owned);
+        descriptor_call!(self, [key, value], |guest, store| guest.call_delete(
+            store,
+            &key,
+            &value,
+            metadata.as_deref()
+        ))
+    }
+
+    /// `retrieve(correlate)`.
+    pub async fn retrieve(
+        &self,
+        correlate: &[Kv],
+    ) -> Result<Result<Vec<Retrieved>, String>, CallError> {
+        descriptor_call!(self, [correlate], |guest, store| guest
+            .call_retrieve(store, &correlate))
+    }
+
+    /// `dependencies(key, value)`.
+    pub async fn dependencies(&self, key: &str, value: &str) -> Result<Vec<Dependency>, CallError> {
+        descriptor_call!(self, [key, value], |guest, store| guest
+            .call_dependencies(store, &key, &value))
+    }
+
+    /// `derived-values(key, value)`.
+    pub async fn derived_values(&self, key: &str, value: &str) -> Result<Vec<Kv>, CallError> {
+        descriptor_call!(self, [key, value], |guest, store| guest
+            .call_derived_values(store, &key, &value))
+    }
+
+    /// `is-retriable(error)`.
+    pub async fn is_retriable(&self, error: &str) -> Result<bool, CallError> {
+        descriptor_call!(self, [error], |guest, store| guest
+            .call_is_retriable(store, &error))
+    }
+}

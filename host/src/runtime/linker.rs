@@ -1,0 +1,23 @@
+//! One linker per world: a component is linked only against its own world's imports plus
+//! WASI (whose capabilities each store grants or not).
+
+use super::bindings::reactor::host::{config, log, nimbus, store, types};
+use super::state::HostState;
+use super::{RuntimeError, World};
+use wasmtime::Engine;
+use wasmtime::component::{HasSelf, Linker};
+
+/// Builds the linker for components of `world`.
+pub(crate) fn linker(engine: &Engine, world: World) -> Result<Linker<HostState>, RuntimeError> {
+    let mut linker = Linker::new(engine);
+    let err = |e: wasmtime::Error| RuntimeError::Engine(format!("link the {world} imports: {e}"));
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(err)?;
+    types::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s).map_err(err)?;
+    log::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s).map_err(err)?;
+    config::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s).map_err(err)?;
+    if world == World::Controller {
+        store::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s).map_err(err)?;
+        nimbus::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s).map_err(err)?;
+    }
+    Ok(linker)
+}

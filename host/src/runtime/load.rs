@@ -1,0 +1,368 @@
+//! Loading one file: read, hash, compile (or take from the cache) off the async threads,
+//! check its world, link, describe, and only then swap it in. Any failure leaves the
+//! version in service untouched and records the error.
+
+use super::bindings::{descriptor_api, reactor_api};
+use super::cache::{Lookup, sha256_hex};
+use super::instance::{Exports, Indices, Loaded};
+use super::registry::{Described, Serving, Slot};
+use super::settings::{Access, DirGrant};
+use super::state::InstanceSpec;
+use super::{CallError, ComponentEvent, ComponentInfo, Inner, RuntimeError, World};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+use wasmtime::component::Component;
+
+/// Export name of the controller world's interface.
+const REACTOR_EXPORT: &str = "reactor:host/reactor@0.1.0";
+/// Export name of the descriptor world's interface.
+const DESCRIPTOR_EXPORT: &str = "reactor:host/kv-descriptor@0.1.0";
+
+/// The component name of a file: its name without `.wasm`; `None` for files the runtime
+/// ignores (other extensions, hidden or temporary files, names that are not
+/// `[A-Za-z0-9_-]+`).
+pub(crate) fn component_name(path: &Path) -> Option<String> {
+    let file = path.file_name()?.to_str()?;
+    let stem = file.strip_suffix(".wasm")?;
+    valid_name(stem).then(|| stem.to_owned())
+}
+
+/// Whether `name` can be a component name (and so a file name).
+pub(crate) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with(['.', '-'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Whether `bytes` start like a core wasm module (version 1) rather than a component.
+fn is_core_module(bytes: &[u8]) -> bool {
+    bytes.len() >= 8 && bytes[..4] == *b"\0asm" && bytes[4..8] == [1, 0, 0, 0]
+}
+
+impl Inner {
+    /// The slot of `name`, created for `world` and `file` if new.
+    pub(crate) fn slot_for(&self, name: &str, world: World, file: &Path) -> Arc<Slot> {
+        let mut slots = self.slots.write().unwrap_or_else(|e| e.into_inner());
+        slots
+            .entry(name.to_owned())
+            .or_insert_with(|| Arc::new(Slot::new(name.to_owned(), world, file.to_owned())))
+            .clone()
+    }
+
+    pub(crate) fn slot(&self, name: &str) -> Option<Arc<Slot>> {
+        self.slots
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    /// Loads (or reloads) `path` as a component of `world`. Unchanged files with
+    /// unchanged settings are left alone unless `force`.
+    pub(crate) async fn load_file(
+        self: &Arc<Self>,
+        path: &Path,
+        world: World,
+        force: bool,
+    ) -> Result<ComponentInfo, RuntimeError> {
+        let name = component_name(path).ok_or_else(|| {
+            RuntimeError::InvalidName(
+                path.file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            )
+        })?;
+        let slot = self.slot_for(&name, world, path);
+        let _loading = slot.loading.lock().await;
+        *slot.file.lock().unwrap_or_else(|e| e.into_inner()) = path.to_owned();
+        let started = Instant::now();
+        match self.build(&slot, path, force).await {
+            Ok(Some(serving)) => {
+                let described = serving.described.clone();
+                let sha256 = serving.loaded.sha256.clone();
+                slot.current.store(Some(Arc::new(serving)));
+                slot.set_error(None);
+                tracing::info!(component = %name, %sha256, elapsed_ms = started.elapsed().as_millis() as u64, "component loaded");
+                let _ = self.events.send(ComponentEvent::Loaded {
+                    name: name.clone(),
+                    world: slot.world,
+                    sha256,
+                    described,
+                });
+            }
+            Ok(None) => {}
+            Err(e) => {
+                slot.set_error(Some(e.to_string()));
+                let serving = slot.current.load().is_some();
+                tracing::warn!(component = %name, serving_old_version = serving, "component load failed: {e}");
+                metrics::counter!("reactor_component_load_failures_total", "component" => name.clone()).increment(1);
+                let _ = self.events.send(ComponentEvent::Failed {
+                    name: name.clone(),
+                    error: e.to_string(),
+                });
+                return Err(e);
+            }
+        }
+        Ok(slot.info())
+    }
+
+    async fn build(
+        self: &Arc<Self>,
+        slot: &Slot,
+        path: &Path,
+        force: bool,
+    ) -> Result<Option<Serving>, RuntimeError> {
+        let bytes = tokio::fs::read(path)
+            .await
+            .map_err(|e| RuntimeError::Read {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })?;
+        let effective = self
+            .settings
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .effective(&slot.name);
+        let (sha256, bytes) = tokio::task::spawn_blocking(move || (sha256_hex(&bytes), bytes))
+            .await
+            .map_err(|e| RuntimeError::Compile {
+                path: path.to_owned(),
+                message: format!("hash task failed: {e}"),
+            })?;
+        if !force
+            && let Some(current) = slot.current.load().as_ref()
+            && current.loaded.sha256 == sha256
+            && current.loaded.spec.effective == effective
+            && current.loaded.file == path
+        {
+            return Ok(None);
+        }
+        if is_core_module(&bytes) {
+            return Err(RuntimeError::CoreModule {
+                path: path.to_owned(),
+            });
+        }
+        let component = self.compile(path.to_owned(), bytes, sha256.clone()).await?;
+        self.check_world(path, &component, slot.world)?;
+        let linker = match slot.world {
+            World::Controller => &self.controller_linker,
+            World::Descriptor => &self.descriptor_linker,
+        };
+        let link = |e: wasmtime::Error| RuntimeError::Link {
+            path: path.to_owned(),
+            message: format!("{e:#}"),
+        };
+        let pre = linker.instantiate_pre(&component).map_err(link)?;
+        let indices = match slot.world {
+            World::Controller => {
+                Indices::Controller(reactor_api::GuestIndices::new(&pre).map_err(link)?)
+            }
+            World::Descriptor => {
+                Indices::Descriptor(descriptor_api::GuestIndices::new(&pre).map_err(link)?)
+            }
+        };
+        let spec = InstanceSpec {
+            component: slot.name.as_str().into(),
+            effective,
+            implicit_dirs: Vec::new(),
+            host: self.host.clone(),
+        };
+        let mut loaded = Loaded::new(
+            slot.world,
+            path.to_owned(),
+            sha256,
+            spec,
+            slot.counters.clone(),
+            self.engine.clone(),
+            pre,
+            indices,
+        );
+        let described = describe(&loaded)
+            .await
+            .map_err(|source| RuntimeError::Describe {
+                name: slot.name.clone(),
+                source,
+            })?;
+        if let (Described::Descriptor(info), Some(southbound)) = (&described, &self.southbound) {
+            loaded.spec.implicit_dirs =
+                vec![self.southbound_grant(&slot.name, southbound, &info.name)?];
+            loaded.drain_warm();
+        }
+        Ok(Some(Serving { loaded, described }))
+    }
+
+    /// A descriptor's own southbound folder, `<southbound>/<descriptor-name>/`, created if
+    /// missing and preopened read-write as its root.
+    fn southbound_grant(
+        &self,
+        component: &str,
+        southbound: &Path,
+        descriptor: &str,
+    ) -> Result<DirGrant, RuntimeError> {
+        let host: PathBuf = southbound.join(descriptor);
+        if !super::load::valid_name(descriptor) {
+            return Err(RuntimeError::InvalidName(descriptor.to_owned()));
+        }
+        std::fs::create_dir_all(&host).map_err(|e| RuntimeError::Grant {
+            name: component.to_owned(),
+            path: host.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(DirGrant {
+            host,
+            guest: "/".into(),
+            mode: Access::ReadWrite,
+        })
+    }
+
+    /// Compiles off the async threads, through the on-disk cache.
+    async fn compile(
+        self: &Arc<Self>,
+        path: PathBuf,
+        bytes: Vec<u8>,
+        sha256: String,
+    ) -> Result<Component, RuntimeError> {
+        let inner = self.clone();
+        let task_path = path.clone();
+        tokio::task::spawn_blocking(move || {
+            match inner.cache.load(&inner.engine, &sha256) {
+                Lookup::Hit(component) => {
+                    inner.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+                    return Ok(component);
+                }
+                Lookup::Discarded => {
+                    inner.stats.cache_discarded.fetch_add(1, Ordering::Relaxed);
+                }
+                Lookup::Miss => {}
+            }
+            let component = Component::from_binary(&inner.engine, &bytes).map_err(|e| {
+                RuntimeError::Compile {
+                    path: task_path,
+                    message: format!("{e:#}"),
+                }
+            })?;
+            inner.stats.compiled.fetch_add(1, Ordering::Relaxed);
+            inner.cache.store(&sha256, &component);
+            Ok(component)
+        })
+        .await
+        .map_err(|e| RuntimeError::Compile {
+            path,
+            message: format!("compiler task failed: {e}"),
+        })?
+    }
+
+    fn check_world(
+        &self,
+        path: &Path,
+        component: &Component,
+        expected: World,
+    ) -> Result<(), RuntimeError> {
+        let ty = component.component_type();
+        let mut reactor = false;
+        let mut descriptor = false;
+        for (name, _) in ty.exports(&self.engine) {
+            reactor |= name == REACTOR_EXPORT;
+            descriptor |= name == DESCRIPTOR_EXPORT;
+        }
+        let found = match (reactor, descriptor) {
+            (true, false) => World::Controller,
+            (false, true) => World::Descriptor,
+            (true, true) => {
+                return Err(RuntimeError::WrongWorld {
+                    path: path.to_owned(),
+                    found: "a component exporting both worlds".into(),
+                    expected,
+                });
+            }
+            (false, false) => {
+                return Err(RuntimeError::WrongWorld {
+                    path: path.to_owned(),
+                    found: format!(
+                        "a component exporting neither {REACTOR_EXPORT} nor {DESCRIPTOR_EXPORT}"
+                    ),
+                    expected,
+                });
+            }
+        };
+        if found != expected {
+            return Err(RuntimeError::WrongWorld {
+                path: path.to_owned(),
+                found: format!("a {found} component"),
+                expected,
+            });
+        }
+        Ok(())
+    }
+
+    /// Stops serving `name`: calls in flight finish on the version they hold.
+    pub(crate) fn detach(&self, name: &str) -> bool {
+        let slot = self
+            .slots
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        match slot {
+            Some(slot) => {
+                slot.current.store(None);
+                tracing::info!(component = %name, "component detached");
+                let _ = self.events.send(ComponentEvent::Unloaded {
+                    name: name.to_owned(),
+                });
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Calls `describe()` on a new version, as the last check before it serves.
+async fn describe(loaded: &Loaded) -> Result<Described, CallError> {
+    loaded
+        .call(None, |exports, store| {
+            Box::pin(async move {
+                match exports {
+                    Exports::Controller(guest) => {
+                        guest.call_describe(store).await.map(Described::Controller)
+                    }
+                    Exports::Descriptor(guest) => {
+                        guest.call_describe(store).await.map(Described::Descriptor)
+                    }
+                }
+            })
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_wasm_names_are_components() {
+        assert_eq!(
+            component_name(Path::new("/c/policy-rust.wasm")).as_deref(),
+            Some("policy-rust")
+        );
+        assert_eq!(
+            component_name(Path::new("/c/a_b.wasm")).as_deref(),
+            Some("a_b")
+        );
+        assert_eq!(component_name(Path::new("/c/.policy.wasm")), None);
+        assert_eq!(component_name(Path::new("/c/policy.wasm.tmp")), None);
+        assert_eq!(component_name(Path::new("/c/po licy.wasm")), None);
+        assert_eq!(component_name(Path::new("/c/.wasm")), None);
+    }
+
+    #[test]
+    fn core_modules_are_told_from_components() {
+        assert!(is_core_module(b"\0asm\x01\0\0\0"));
+        assert!(!is_core_module(b"\0asm\x0d\0\x01\0"));
+        assert!(!is_core_module(b"\0as"));
+    }
+}

@@ -1,0 +1,145 @@
+//! The components the runtime knows: one slot per name holding the version in service,
+//! and the serializable [`ComponentInfo`] shown by `components` and `/v1/components`.
+
+use super::bindings::{descriptor_api, reactor_api};
+use super::instance::{Counters, Loaded};
+use arc_swap::ArcSwapOption;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+/// The world a component targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum World {
+    /// Reactor logic run by `serve`.
+    Controller,
+    /// A KV descriptor run by `agent`.
+    Descriptor,
+}
+
+impl std::fmt::Display for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            World::Controller => "controller",
+            World::Descriptor => "descriptor",
+        })
+    }
+}
+
+/// What a component said of itself in `describe()`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "world", rename_all = "lowercase")]
+pub enum Described {
+    /// A controller's info.
+    Controller(reactor_api::Info),
+    /// A descriptor's info.
+    Descriptor(descriptor_api::Info),
+}
+
+/// Whether the component's last load succeeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ComponentState {
+    /// The file in the folder is the version serving calls.
+    Ready,
+    /// The last load failed (see `error`); an older version may still be serving.
+    Failed,
+}
+
+/// One component as `reactor-host components` and `GET /v1/components` show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComponentInfo {
+    /// Name: the file name without `.wasm`.
+    pub name: String,
+    /// The world expected of it (that of the folder it is in).
+    pub world: World,
+    /// The file it is loaded from.
+    pub file: PathBuf,
+    /// sha256 of the version serving calls, if one is.
+    pub sha256: Option<String>,
+    /// Revision of its config entry in force (0 without one).
+    pub revision: u64,
+    /// Whether the last load succeeded.
+    pub state: ComponentState,
+    /// Why the last load failed.
+    pub error: Option<String>,
+    /// Whether a version is serving calls (true also when a later load failed).
+    pub serving: bool,
+    /// When the serving version was loaded, RFC 3339.
+    pub loaded_at: Option<String>,
+    /// Calls made, all versions together.
+    pub calls: u64,
+    /// Calls that trapped, ran past their deadline or hit the memory cap.
+    pub traps: u64,
+    /// What the serving version said of itself.
+    pub described: Option<Described>,
+}
+
+/// The runtime's record of one component name.
+pub(crate) struct Slot {
+    pub(crate) name: String,
+    pub(crate) world: World,
+    pub(crate) file: Mutex<PathBuf>,
+    pub(crate) current: ArcSwapOption<Serving>,
+    pub(crate) error: Mutex<Option<String>>,
+    pub(crate) counters: Arc<Counters>,
+    /// Serializes loads of this component.
+    pub(crate) loading: tokio::sync::Mutex<()>,
+}
+
+/// The version in service and what it said of itself.
+pub(crate) struct Serving {
+    pub(crate) loaded: Loaded,
+    pub(crate) described: Described,
+}
+
+impl Slot {
+    pub(crate) fn new(name: String, world: World, file: PathBuf) -> Self {
+        Slot {
+            name,
+            world,
+            file: Mutex::new(file),
+            current: ArcSwapOption::empty(),
+            error: Mutex::new(None),
+            counters: Arc::new(Counters::default()),
+            loading: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub(crate) fn file(&self) -> PathBuf {
+        self.file.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn set_error(&self, error: Option<String>) {
+        *self.error.lock().unwrap_or_else(|e| e.into_inner()) = error;
+    }
+
+    pub(crate) fn info(&self) -> ComponentInfo {
+        let current = self.current.load_full();
+        let error = self.error.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        ComponentInfo {
+            name: self.name.clone(),
+            world: self.world,
+            file: self.file(),
+            sha256: current.as_ref().map(|s| s.loaded.sha256.clone()),
+            revision: current
+                .as_ref()
+                .map_or(0, |s| s.loaded.spec.effective.revision),
+            state: if error.is_some() {
+                ComponentState::Failed
+            } else {
+                ComponentState::Ready
+            },
+            error,
+            serving: current.is_some(),
+            loaded_at: current
+                .as_ref()
+                .map(|s| humantime::format_rfc3339_seconds(s.loaded.loaded_at).to_string()),
+            calls: self.counters.calls.load(Ordering::Relaxed),
+            traps: self.counters.traps.load(Ordering::Relaxed),
+            described: current.as_ref().map(|s| s.described.clone()),
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Watching the components folder and the config file with `notify`, debounced: a burst
+//! of events on a file becomes one load once the file has been quiet for [`DEBOUNCE`].
+
+use super::load::component_name;
+use super::{Inner, RuntimeError, RuntimeSettings, World};
+use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+/// Quiet time after the last event on a file before it is loaded.
+pub const DEBOUNCE: Duration = Duration::from_millis(100);
+/// Longest a steady stream of events can delay a load.
+const MAX_DELAY: Duration = Duration::from_secs(1);
+
+/// Starts a notify watcher on `dir` whose events arrive on the returned receiver.
+fn watch(dir: &Path) -> Result<(RecommendedWatcher, UnboundedReceiver<PathBuf>), RuntimeError> {
+    let (tx, rx) = unbounded_channel();
+    let mut watcher =
+        notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+            Ok(event) => {
+                for path in event.paths {
+                    let _ = tx.send(path);
+                }
+            }
+            Err(e) => tracing::warn!("watch error: {e}"),
+        })
+        .map_err(|e| RuntimeError::Watch {
+            path: dir.to_owned(),
+            message: e.to_string(),
+        })?;
+    watcher
+        .watch(dir, RecursiveMode::NonRecursive)
+        .map_err(|e| RuntimeError::Watch {
+            path: dir.to_owned(),
+            message: e.to_string(),
+        })?;
+    Ok((watcher, rx))
+}
+
+/// Waits for the next burst of events and returns the paths it touched.
+async fn next_burst(rx: &mut UnboundedReceiver<PathBuf>) -> Option<BTreeSet<PathBuf>> {
+    let first = rx.recv().await?;
+    let started = Instant::now();
+    let mut paths = BTreeSet::from([first]);
+    while started.elapsed() < MAX_DELAY {
+        match tokio::time::timeout(DEBOUNCE, rx.recv()).await {
+            Ok(Some(path)) => {
+                paths.insert(path);
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    Some(paths)
+}
+
+impl Inner {
+    /// Loads every component in `dir`, then follows its changes until the runtime drops.
+    pub(crate) async fn watch_dir(
+        self: &Arc<Self>,
+        dir: &Path,
+        world: World,
+    ) -> Result<(), RuntimeError> {
+        std::fs::create_dir_all(dir).map_err(|e| RuntimeError::Watch {
+            path: dir.to_owned(),
+            message: e.to_string(),
+        })?;
+        let (watcher, mut rx) = watch(dir)?;
+        self.watchers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(watcher);
+        let entries = std::fs::read_dir(dir).map_err(|e| RuntimeError::Watch {
+            path: dir.to_owned(),
+            message: e.to_string(),
+        })?;
+        let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        files.sort();
+        for path in files {
+            if component_name(&path).is_some() {
+                // A failure is recorded in the component's state; the others still load.
+                let _ = self.load_file(&path, world, false).await;
+            }
+        }
+        let weak: Weak<Inner> = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while let Some(paths) = next_burst(&mut rx).await {
+                let Some(inner) = weak.upgrade() else { return };
+                for path in paths {
+                    inner.sync_path(&path, world).await;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Brings the component of `path` in line with the file: load it, or detach it when
+    /// the file is gone.
+    async fn sync_path(self: &Arc<Self>, path: &Path, world: World) {
+        let Some(name) = component_name(path) else {
+            return;
+        };
+        if tokio::fs::try_exists(path).await.unwrap_or(false) {
+            let _ = self.load_file(path, world, false).await;
+        } else if self.slot(&name).is_some_and(|slot| slot.file() == path) {
+            self.detach(&name);
+        }
+    }
+
+    /// Applies `path` now, then re-applies it whenever it changes until the runtime drops.
+    pub(crate) async fn watch_config(self: &Arc<Self>, path: &Path) -> Result<(), RuntimeError> {
+        let settings = RuntimeSettings::read(path)?;
+        self.apply_settings(settings).await;
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        let (watcher, mut rx) = watch(&dir)?;
+        self.watchers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(watcher);
+        let file_name = path.file_name().map(|f| f.to_owned());
+        let path = path.to_owned();
+        let weak: Weak<Inner> = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while let Some(paths) = next_burst(&mut rx).await {
+                if !paths.iter().any(|p| p.file_name() == file_name.as_deref()) {
+                    continue;
+                }
+                let Some(inner) = weak.upgrade() else { return };
+                match RuntimeSettings::read(&path) {
+                    Ok(settings) => {
+                        inner.set_config_error(None);
+                        inner.apply_settings(settings).await;
+                    }
+                    Err(e) => {
+                        tracing::warn!("config not applied, the previous one stays in force: {e}");
+                        inner.set_config_error(Some(e.to_string()));
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,39 @@
+//! Nimbus, seen from a callback: typed wrappers over the `nimbus` import.
+
+use crate::bindings::reactor::host::nimbus as wit;
+use crate::{Error, ItemStatus, Target};
+use serde::Serialize;
+
+pub use wit::NimbusError;
+
+/// Publishes (or replaces) item `key` with `value` as JSON for the `to` agents.
+pub fn publish<T: Serialize + ?Sized>(key: &str, value: &T, to: &Target) -> Result<(), Error> {
+    let text = crate::json::write(format!("value of item {key}"), value)?;
+    wit::publish(key, &text, to).map_err(Error::from)
+}
+
+/// Withdraws item `key` from every agent.
+pub fn unpublish(key: &str) -> Result<(), NimbusError> {
+    wit::unpublish(key)
+}
+
+/// Keys the callback's primary object has published under `prefix`.
+pub fn published(prefix: &str) -> Result<Vec<String>, NimbusError> {
+    wit::published(prefix)
+}
+
+/// Every agent's latest report on the primary object's items under `prefix`.
+pub fn statuses(prefix: &str) -> Result<Vec<ItemStatus>, NimbusError> {
+    wit::statuses(prefix)
+}
+
+/// Unavailability is worth retrying; anything else needs a change first.
+impl From<NimbusError> for Error {
+    fn from(e: NimbusError) -> Self {
+        match e {
+            NimbusError::Unavailable(m) => Error::Retry(format!("nimbus unavailable: {m}")),
+            NimbusError::Invalid(m) => Error::Permanent(format!("invalid item: {m}")),
+            NimbusError::Denied(m) => Error::Permanent(format!("nimbus denied: {m}")),
+        }
+    }
+}
