@@ -87,6 +87,8 @@ impl Inner {
                 let sha256 = serving.loaded.sha256.clone();
                 slot.current.store(Some(Arc::new(serving)));
                 slot.set_error(None);
+                metrics::counter!("reactor_component_loads_total", "component" => name.clone())
+                    .increment(1);
                 tracing::info!(component = %name, %sha256, elapsed_ms = started.elapsed().as_millis() as u64, "component loaded");
                 let _ = self.events.send(ComponentEvent::Loaded {
                     name: name.clone(),
