@@ -7,7 +7,7 @@ use crate::store::{Store, update_status};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Where an item is on one agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,8 +103,11 @@ fn with_reports(status: &Value, reports: &[AgentReport]) -> Value {
 }
 
 /// Records reports durably, one status write per item; reports on items that are gone are
-/// dropped (the item was withdrawn meanwhile).
-pub async fn record(store: &dyn Store, reports: Vec<AgentReport>) -> Result<usize, NimbusError> {
+/// dropped (the item was withdrawn meanwhile). Answers the items written.
+pub async fn record(
+    store: &dyn Store,
+    reports: Vec<AgentReport>,
+) -> Result<BTreeSet<String>, NimbusError> {
     let mut by_item: BTreeMap<String, Vec<AgentReport>> = BTreeMap::new();
     for report in reports {
         by_item
@@ -112,18 +115,18 @@ pub async fn record(store: &dyn Store, reports: Vec<AgentReport>) -> Result<usiz
             .or_default()
             .push(report);
     }
-    let mut written = 0;
+    let mut written = BTreeSet::new();
     let writes = by_item.into_iter().map(|(name, reports)| async move {
         update_status(store, ITEM_KIND, &name, |status| {
             with_reports(status, &reports)
         })
         .await
-        .map(|found| usize::from(found.is_some()))
+        .map(|found| found.map(|_| name))
     });
     // Several items at once, so the store can commit them together.
     let mut results = futures::stream::iter(writes).buffer_unordered(32);
     while let Some(result) = results.next().await {
-        written += result?;
+        written.extend(result?);
     }
     Ok(written)
 }

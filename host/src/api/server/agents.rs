@@ -108,6 +108,6 @@ pub async fn report(
             body.agent, other.agent
         )));
     }
-    let recorded = nimbus::record_reports(state.store.as_ref(), body.reports).await?;
+    let recorded = state.reporter.record(body.reports).await?;
     Ok(Json(RecordedBody { recorded }))
 }

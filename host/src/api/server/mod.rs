@@ -53,6 +53,8 @@ pub(crate) struct AppState {
     pub token: Arc<str>,
     pub admission: Option<Arc<dyn Admission>>,
     pub components: Option<ComponentsApi>,
+    /// The one writer of agents' reports.
+    pub reporter: crate::nimbus::Reporter,
 }
 
 /// A bound, not yet running, server.
@@ -70,10 +72,11 @@ impl Server {
                 source,
             })?;
         let state = AppState {
-            store: config.store,
+            store: config.store.clone(),
             token: config.token.into(),
             admission: config.admission,
             components: config.components,
+            reporter: crate::nimbus::Reporter::start(config.store.clone()),
         };
         Ok(Self {
             listener,
