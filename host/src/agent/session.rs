@@ -49,11 +49,13 @@ pub async fn run(
     let mut batches = Box::pin(feed.ready_chunks(BATCH));
     while let Some(batch) = batches.next().await {
         let mut reports = Vec::new();
+        let mut changes = 0;
         let mut failure = None;
         for event in batch {
             match event {
                 Ok(event) => {
                     let revision = event.revision();
+                    changes += usize::from(!matches!(event, FeedEvent::Bookmark { .. }));
                     if let Some(report) = handle(config, state, applier, event) {
                         reports.push(report);
                     }
@@ -66,6 +68,9 @@ pub async fn run(
             }
         }
         state.save()?;
+        if changes > 0 {
+            tracing::info!(agent = %config.id, revision = state.revision, items = state.items.len(), changes, "applied a batch");
+        }
         if !reports.is_empty() {
             client.report(&config.id, reports).await?;
         }
