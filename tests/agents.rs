@@ -14,12 +14,7 @@ fn policy_host(tmp: &std::path::Path, extra: &[&str]) -> Host {
     let data = tmp.join("data");
     install("policy-rust", &data.join("components"));
     let host = Host::start(&data, extra);
-    eventually("policy-rust is attached", 60, || {
-        stdout(&host.cli(&["components"]))
-            .lines()
-            .any(|l| l.starts_with("policy-rust ") && l.contains("ready"))
-            .then_some(())
-    });
+    host.wait_ready("policy-rust");
     host
 }
 
@@ -47,9 +42,17 @@ fn keys(policy: &str, rules: &[&str]) -> BTreeSet<String> {
 }
 
 fn converges(agent: &Agent, want: &BTreeSet<String>) {
-    eventually(&format!("{} holds {want:?}", agent.id), 30, || {
-        (agent.applied() == *want).then_some(())
-    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while agent.applied() != *want {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} holds {:?}, not {want:?}; its log:\n{}",
+            agent.id,
+            agent.applied(),
+            agent.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 fn agents_json(host: &Host) -> Vec<Value> {
@@ -218,7 +221,7 @@ fn an_agent_behind_the_compacted_log_relists_and_drops_what_was_deleted() {
         .flat_map(|i| keys(&format!("new-{i}"), &["c"]))
         .collect();
     converges(&agent, &want);
-    let log = std::fs::read_to_string(agent.data.with_extension("log")).expect("agent log");
+    let log = agent.log();
     assert!(log.contains("re-listed"), "the agent re-listed: {log}");
 }
 

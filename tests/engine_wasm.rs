@@ -21,13 +21,7 @@ fn probe_host(tmp: &std::path::Path, concurrency: usize) -> Host {
     )
     .expect("config");
     let host = Host::start(&data, &["--config", config.to_str().expect("utf8")]);
-    eventually("the probe is attached", 60, || {
-        let out = host.cli(&["components"]);
-        stdout(&out)
-            .lines()
-            .any(|l| l.starts_with("probe ") && l.contains("ready"))
-            .then_some(())
-    });
+    host.wait_ready("probe");
     host
 }
 

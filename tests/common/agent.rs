@@ -107,6 +107,11 @@ impl Agent {
         found
     }
 
+    /// What the agent logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.data.with_extension("log")).unwrap_or_default()
+    }
+
     /// The value the agent applied for `key`.
     pub fn value(&self, key: &str) -> Option<serde_json::Value> {
         let text = std::fs::read(self.southbound.join(format!("{key}.json"))).ok()?;

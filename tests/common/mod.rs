@@ -96,6 +96,16 @@ impl Host {
         Watcher { child, lines }
     }
 
+    /// Waits until component `name` is loaded and ready.
+    pub fn wait_ready(&self, name: &str) {
+        eventually(&format!("{name} is ready"), 60, || {
+            stdout(&self.cli(&["components"]))
+                .lines()
+                .any(|l| l.starts_with(&format!("{name} ")) && l.contains("ready"))
+                .then_some(())
+        });
+    }
+
     /// The components folder this server watches.
     pub fn components_dir(&self) -> PathBuf {
         self.data.join("components")

@@ -19,6 +19,9 @@ pub enum ApplyError {
 pub trait Applier: Send {
     fn apply(&mut self, key: &str, value: &Value) -> Result<(), ApplyError>;
     fn remove(&mut self, key: &str) -> Result<(), ApplyError>;
+    /// The keys actually applied in the southbound, whatever the agent's state says (a crash
+    /// between applying and saving the state leaves items the state does not know).
+    fn retrieve(&mut self) -> Result<Vec<String>, ApplyError>;
 }
 
 /// Items as files under a folder; no folder: items are only held (and reported applied).
@@ -47,7 +50,44 @@ impl FolderApplier {
     }
 }
 
+/// Collects `<key>.json` files under `dir` as keys relative to `root`.
+fn collect(root: &Path, dir: &Path, keys: &mut Vec<String>) -> Result<(), ApplyError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(ApplyError::Io {
+                path: dir.to_owned(),
+                source,
+            });
+        }
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(root, &path, keys)?;
+        } else if let Some(key) = path
+            .strip_prefix(root)
+            .ok()
+            .and_then(|p| p.to_str())
+            .and_then(|p| p.strip_suffix(".json"))
+        {
+            keys.push(key.to_owned());
+        }
+    }
+    Ok(())
+}
+
 impl Applier for FolderApplier {
+    fn retrieve(&mut self) -> Result<Vec<String>, ApplyError> {
+        let mut keys = Vec::new();
+        if let Some(root) = &self.root {
+            collect(root, root, &mut keys)?;
+        }
+        keys.sort();
+        Ok(keys)
+    }
+
     fn apply(&mut self, key: &str, value: &Value) -> Result<(), ApplyError> {
         let Some(path) = self.path_of(key)? else {
             return Ok(());

@@ -76,9 +76,14 @@ async fn heartbeats(client: Client, config: AgentConfig) {
         match client.heartbeat(&config.id, ttl).await {
             Ok(()) => {}
             Err(e) if e.code() == Some(crate::api::wire::ErrorCode::NotFound) => {
-                let _ = client
+                // Not registered yet (or forgotten): register, then the beat counts.
+                if client
                     .register_agent(&config.id, config.labels.clone())
-                    .await;
+                    .await
+                    .is_ok()
+                {
+                    let _ = client.heartbeat(&config.id, ttl).await;
+                }
             }
             Err(e) => tracing::debug!(agent = %config.id, error = %e, "heartbeat failed"),
         }

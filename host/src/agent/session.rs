@@ -107,8 +107,22 @@ async fn relist(
         .filter(|key| !wanted.contains(key.as_str()))
         .cloned()
         .collect();
+    let mut removed = Vec::new();
     for key in gone {
-        remove(config, state, applier, &key);
+        removed.extend(remove(config, state, applier, &key));
+    }
+    // What the southbound holds beyond the state (applied just before a crash) goes too.
+    let strays = match applier.retrieve() {
+        Ok(keys) => keys,
+        Err(e) => {
+            tracing::warn!(agent = %config.id, error = %e, "cannot read what the southbound holds");
+            Vec::new()
+        }
+    };
+    for key in strays.iter().filter(|k| !wanted.contains(k.as_str())) {
+        if let Err(e) = applier.remove(key) {
+            tracing::warn!(agent = %config.id, key = %key, error = %e, "cannot remove a stray item");
+        }
     }
     for item in snapshot.items {
         let current = state.items.get(&item.key).map(|held| held.version);
@@ -120,6 +134,9 @@ async fn relist(
     state.relist = false;
     state.save()?;
     tracing::info!(agent = %config.id, revision = state.revision, items = state.items.len(), "re-listed");
+    if !removed.is_empty() {
+        client.report(&config.id, removed).await?;
+    }
     Ok(())
 }
 
@@ -131,10 +148,7 @@ fn handle(
 ) -> Option<AgentReport> {
     match event {
         FeedEvent::Put { item, .. } => Some(put(config, state, applier, item)),
-        FeedEvent::Delete { key, .. } => {
-            remove(config, state, applier, &key);
-            None
-        }
+        FeedEvent::Delete { key, .. } => remove(config, state, applier, &key),
         FeedEvent::Bookmark { .. } => None,
     }
 }
@@ -163,9 +177,20 @@ fn put(
     report
 }
 
-fn remove(config: &AgentConfig, state: &mut AgentState, applier: &mut dyn Applier, key: &str) {
+/// Removes `key`; the report says so, which clears the agent's entry on the server.
+fn remove(
+    config: &AgentConfig,
+    state: &mut AgentState,
+    applier: &mut dyn Applier,
+    key: &str,
+) -> Option<AgentReport> {
     if let Err(e) = applier.remove(key) {
         tracing::warn!(agent = %config.id, key, error = %e, "cannot remove an item");
     }
-    state.items.remove(key);
+    let held = state.items.remove(key)?;
+    Some(AgentReport {
+        state: ReportState::Removed,
+        message: None,
+        ..report(&config.id, key, &held)
+    })
 }

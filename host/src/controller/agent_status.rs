@@ -5,7 +5,7 @@
 use super::dispatch::Shared;
 use super::reactor::{Failure, Reactor};
 use super::{QueueOptions, WorkQueue};
-use crate::nimbus::{self, AGENT_KIND, AgentReport, ITEM_KIND, Item};
+use crate::nimbus::{self, AGENT_KIND, AgentReport, ITEM_KIND, Item, REPORT_KIND};
 use crate::object::{Object, ObjectKey, Selector};
 use crate::store::update_status;
 use std::collections::{BTreeMap, HashMap};
@@ -120,23 +120,26 @@ impl ReportRelay {
 
 /// Writes `status.propagation` of `owner` from the cached items and agents.
 async fn roll_up(shared: &Shared, owner: &ObjectKey) -> Result<(), crate::store::StoreError> {
-    let (Some(items), Some(agents)) = (
+    let (Some(items), Some(sheets), Some(agents)) = (
         shared.reflectors.acquire(ITEM_KIND),
+        shared.reflectors.acquire(REPORT_KIND),
         shared.reflectors.acquire(AGENT_KIND),
     ) else {
         return Ok(());
     };
+    let selector = nimbus::owner_selector(owner.kind(), owner.name());
     let owned: Vec<(Object, Item)> = items
-        .list(&nimbus::owner_selector(owner.kind(), owner.name()))
+        .list(&selector)
         .into_iter()
         .filter_map(|o| Item::from_object(&o).map(|i| (o, i)))
         .collect();
+    let sheets = nimbus::by_agent(&sheets.list(&selector));
     let agents = agents.list(&Selector::default());
     let store = shared.store.as_ref();
     let Some(current) = store.get(owner.kind(), owner.name()).await? else {
         return Ok(());
     };
-    let rolled = nimbus::propagation(&current, &owned, &agents);
+    let rolled = nimbus::propagation(&current, &owned, &sheets, &agents);
     let rolled = serde_json::to_value(rolled).unwrap_or_default();
     update_status(store, owner.kind(), owner.name(), |status| {
         let mut status = match status {

@@ -9,7 +9,7 @@ use super::reflector::Reflectors;
 use super::report_router::{self, ReportSink};
 use super::wasm::WasmReactor;
 use crate::api::server::Admission;
-use crate::nimbus::{AGENT_KIND, AgentReport, ITEM_KIND};
+use crate::nimbus::{AGENT_KIND, AgentReport, ITEM_KIND, REPORT_KIND};
 use crate::object::ObjectKey;
 use crate::object::{ApplyRequest, Meta, Object};
 use crate::runtime::{ComponentEvent, Runtime, World};
@@ -74,16 +74,18 @@ impl Engine {
             router: Mutex::new(None),
         });
         let reflectors = &engine.shared.reflectors;
-        if let (Some(items), Some(agents)) = (
+        if let (Some(sheets), Some(items), Some(agents)) = (
+            reflectors.acquire(REPORT_KIND),
             reflectors.acquire(ITEM_KIND),
             reflectors.acquire(AGENT_KIND),
         ) {
             let sink: Arc<dyn ReportSink> = engine.clone();
             let sink = Arc::downgrade(&sink);
             let task = tokio::spawn(async move {
-                // The agents' cache lives as long as the routing: roll-ups read it.
-                let _agents = agents;
-                report_router::route(sink, items).await;
+                // The items' and agents' caches live as long as the routing: roll-ups and
+                // the guests' `statuses` read them.
+                let _caches = (items, agents);
+                report_router::route(sink, sheets).await;
             });
             *engine.router.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
         }

@@ -6,7 +6,7 @@ use super::dispatch::Shared;
 use super::status::{merge_reactor_status, update_status};
 use super::wasm::{from_guest, report_to_guest, to_guest};
 use crate::nimbus::{self, ItemTarget, Owner};
-use crate::object::{ApplyRequest, Object, Selector};
+use crate::object::{ApplyRequest, Selector};
 use crate::runtime::bindings::reactor::host::nimbus::{NimbusError, Target};
 use crate::runtime::bindings::reactor::host::store::StoreError as GuestStoreError;
 use crate::runtime::{Caller, ControllerHost, ItemStatus, Object as GuestObject};
@@ -158,30 +158,23 @@ impl ControllerHost for EngineHost {
         prefix: &str,
     ) -> Result<Vec<ItemStatus>, NimbusError> {
         let owner = owner(caller)?;
-        // Reports change all the time; the engine's cache of the items has every report
-        // that was handed to a reactor, without a store read per call.
-        let items: Vec<Object> = match self.shared.reflectors.acquire(nimbus::ITEM_KIND) {
+        // Reports change all the time: read them from the engine's caches, which hold
+        // every report that was handed to a reactor, without a store read per call.
+        let selector = nimbus::owner_selector(&owner.kind, &owner.name);
+        let reflectors = &self.shared.reflectors;
+        let sheets = match reflectors.acquire(nimbus::REPORT_KIND) {
             Some(cache) => {
                 cache.synced().await;
-                cache.list(&nimbus::owner_selector(&owner.kind, &owner.name))
+                nimbus::by_agent(&cache.list(&selector))
             }
-            None => nimbus::items_of(self.shared.store.as_ref(), &owner.kind, &owner.name, "")
+            None => nimbus::sheets_of(self.shared.store.as_ref(), &owner.kind, &owner.name)
                 .await
-                .map_err(nimbus_error)?
-                .into_iter()
-                .map(|(object, _)| object)
-                .collect(),
+                .map_err(nimbus_error)?,
         };
-        let statuses = items
-            .iter()
-            .filter(|object| {
-                object
-                    .spec
-                    .get("key")
-                    .and_then(|k| k.as_str())
-                    .is_some_and(|k| k.starts_with(prefix))
-            })
-            .flat_map(|object| nimbus::reports_of(object).into_values())
+        let statuses = sheets
+            .values()
+            .flat_map(|sheet| sheet.reports())
+            .filter(|report| report.key.starts_with(prefix))
             .map(|report| report_to_guest(&report))
             .collect();
         Ok(statuses)

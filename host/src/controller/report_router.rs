@@ -1,9 +1,9 @@
-//! Follows the items' status for agents' reports and hands each new report to the controller
-//! of the component that published the item. At start every recorded report is handed over
-//! once more: a report recorded just before a crash still reaches its reactor.
+//! Follows the agents' report sheets and hands each changed report to the controller of the
+//! component that published the item. At start every recorded report is handed over once
+//! more: a report recorded just before a crash still reaches its reactor.
 
 use super::reflector::{Reflector, ReflectorEvent};
-use crate::nimbus::{AgentReport, Item, reports_of};
+use crate::nimbus::{AgentReport, Sheet, SheetEntry};
 use crate::object::{Object, ObjectKey};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Weak};
@@ -14,17 +14,17 @@ pub trait ReportSink: Send + Sync + 'static {
     fn offer_report(&self, component: &str, owner: ObjectKey, report: AgentReport);
 }
 
-/// Runs until the items' reflector closes or `sink` is gone.
-pub async fn route(sink: Weak<dyn ReportSink>, items: Arc<Reflector>) {
-    let mut events = items.subscribe();
-    items.synced().await;
-    let mut seen: HashMap<String, BTreeMap<String, AgentReport>> = HashMap::new();
+/// Runs until the sheets' reflector closes or `sink` is gone.
+pub async fn route(sink: Weak<dyn ReportSink>, sheets: Arc<Reflector>) {
+    let mut events = sheets.subscribe();
+    sheets.synced().await;
+    let mut seen: HashMap<String, BTreeMap<String, SheetEntry>> = HashMap::new();
     let mut rescan = true;
     loop {
         let Some(target) = sink.upgrade() else { return };
         if std::mem::take(&mut rescan) {
-            for name in items.names() {
-                if let Some(object) = items.get(&name) {
+            for name in sheets.names() {
+                if let Some(object) = sheets.get(&name) {
                     forward(target.as_ref(), &mut seen, &object);
                 }
             }
@@ -43,22 +43,23 @@ pub async fn route(sink: Weak<dyn ReportSink>, items: Arc<Reflector>) {
     }
 }
 
-/// Offers the reports of `object` that differ from those seen before.
+/// Offers the entries of a sheet that differ from those seen before.
 fn forward(
     sink: &dyn ReportSink,
-    seen: &mut HashMap<String, BTreeMap<String, AgentReport>>,
+    seen: &mut HashMap<String, BTreeMap<String, SheetEntry>>,
     object: &Object,
 ) {
-    let Some(item) = Item::from_object(object) else {
+    let Some(sheet) = Sheet::from_object(object) else {
         return;
     };
-    let now = reports_of(object);
     let before = seen.get(&object.name);
-    let owner = ObjectKey::new(&item.owner.kind, &item.owner.name);
-    for (agent, report) in &now {
-        if before.and_then(|b| b.get(agent)) != Some(report) {
-            sink.offer_report(&item.owner.component, owner.clone(), report.clone());
+    let owner = ObjectKey::new(&sheet.owner_kind, &sheet.owner_name);
+    for (key, entry) in &sheet.items {
+        if before.and_then(|b| b.get(key)) != Some(entry)
+            && let Some(report) = sheet.report(key)
+        {
+            sink.offer_report(&sheet.component, owner.clone(), report);
         }
     }
-    seen.insert(object.name.clone(), now);
+    seen.insert(object.name.clone(), sheet.items);
 }

@@ -1,7 +1,7 @@
 //! The agents a server knows: registered as objects of kind `Agent` (name = agent id,
 //! labels = its labels), alive while their heartbeats keep coming.
 
-use super::reports::{ReportState, reports_of};
+use super::reports::{REPORT_KIND, ReportState, Sheet, SheetEntry};
 use super::{ITEM_KIND, Item, NimbusError};
 use crate::object::{ApplyRequest, Object, Selector, validate_name};
 use crate::store::{Store, StoreError};
@@ -94,14 +94,34 @@ pub async fn list(store: &dyn Store) -> Result<Vec<AgentView>, NimbusError> {
         .into_iter()
         .filter_map(|o| Item::from_object(&o).map(|i| (o, i)))
         .collect();
+    // Every agent's reports, by agent and key.
+    let mut reports: BTreeMap<String, BTreeMap<String, SheetEntry>> = BTreeMap::new();
+    for sheet in store.list(REPORT_KIND, &Selector::default()).await?.items {
+        if let Some(sheet) = Sheet::from_object(&sheet) {
+            reports.entry(sheet.agent).or_default().extend(sheet.items);
+        }
+    }
     let now = now_ms();
+    let none = BTreeMap::new();
     Ok(agents
         .iter()
-        .map(|agent| view(agent, &items, now))
+        .map(|agent| {
+            view(
+                agent,
+                &items,
+                reports.get(&agent.name).unwrap_or(&none),
+                now,
+            )
+        })
         .collect())
 }
 
-fn view(agent: &Object, items: &[(Object, Item)], now: u64) -> AgentView {
+fn view(
+    agent: &Object,
+    items: &[(Object, Item)],
+    reports: &BTreeMap<String, SheetEntry>,
+    now: u64,
+) -> AgentView {
     let last_seen_ms = agent.status.get("lastSeenMs").and_then(|v| v.as_u64());
     let ttl = agent
         .status
@@ -121,7 +141,7 @@ fn view(agent: &Object, items: &[(Object, Item)], now: u64) -> AgentView {
         if !item.target.selects(&agent.name, &agent.labels) {
             continue;
         }
-        let report = reports_of(object).remove(&agent.name);
+        let report = reports.get(&item.key);
         match report {
             Some(r) if r.revision == object.meta.generation && r.state == ReportState::Applied => {
                 view.applied += 1

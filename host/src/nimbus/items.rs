@@ -1,14 +1,14 @@
 //! Publishing, withdrawing and listing items, with the ownership rules.
 
-use super::ITEM_KIND;
+use super::{ITEM_KIND, REPORT_KIND};
 use crate::object::{ApplyRequest, Object, Selector};
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-const OWNER_KIND: &str = "nimbus.owner-kind";
-const OWNER_NAME: &str = "nimbus.owner-name";
+pub(super) const OWNER_KIND: &str = "nimbus.owner-kind";
+pub(super) const OWNER_NAME: &str = "nimbus.owner-name";
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum NimbusError {
@@ -64,14 +64,19 @@ impl Item {
 
 /// The store name of the item `key`: keys are free-form paths, names are DNS labels.
 pub(super) fn object_name(key: &str) -> String {
+    hashed_name("item", key)
+}
+
+/// `<prefix>-<128-bit hash of text>`, a DNS label for any text.
+pub(super) fn hashed_name(prefix: &str, text: &str) -> String {
     // FNV-1a, 128 bits as two lanes: stable across versions and platforms, no dependency.
     let mut lanes = [0xcbf2_9ce4_8422_2325u64, 0x8422_2325_cbf2_9ce4u64];
-    for (i, byte) in key.bytes().enumerate() {
+    for (i, byte) in text.bytes().enumerate() {
         let lane = &mut lanes[i % 2];
         *lane ^= u64::from(byte);
         *lane = lane.wrapping_mul(0x0100_0000_01b3);
     }
-    format!("item-{:016x}{:016x}", lanes[0], lanes[1])
+    format!("{prefix}-{:016x}{:016x}", lanes[0], lanes[1])
 }
 
 fn check_key(key: &str) -> Result<(), NimbusError> {
@@ -184,7 +189,8 @@ pub async fn items_of(
     Ok(items)
 }
 
-/// Withdraws everything an object published (its delete took its items with it).
+/// Withdraws everything an object published, and the agents' reports on it (its delete
+/// took its items with it).
 pub async fn unpublish_all(
     store: &dyn Store,
     owner_kind: &str,
@@ -194,6 +200,16 @@ pub async fn unpublish_all(
     let count = items.len();
     for (object, _) in items {
         match store.delete(ITEM_KIND, &object.name, None).await {
+            Ok(_) | Err(StoreError::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    // The agents' reports on them go too.
+    let sheets = store
+        .list(REPORT_KIND, &owner_selector(owner_kind, owner_name))
+        .await?;
+    for sheet in sheets.items {
+        match store.delete(REPORT_KIND, &sheet.name, None).await {
             Ok(_) | Err(StoreError::NotFound { .. }) => {}
             Err(e) => return Err(e.into()),
         }

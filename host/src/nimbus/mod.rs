@@ -12,14 +12,16 @@ mod reports;
 
 pub use agents::{AGENT_KIND, AgentView, heartbeat, labels_of, list as list_agents, register};
 pub use feed::{AgentItem, FeedEvent, Recipient, Snapshot, follow, snapshot};
-use items::object_name;
 pub use items::{
     Item, ItemTarget, NimbusError, Owner, items_of, owner_selector, publish, unpublish,
     unpublish_all,
 };
 pub use propagation::{Propagation, propagation};
 pub use reporter::Reporter;
-pub use reports::{AgentReport, ReportState, record as record_reports, reports_of};
+pub use reports::{
+    AgentReport, REPORT_KIND, ReportState, Sheet, SheetEntry, agent_selector, by_agent,
+    record as record_reports, sheets_of,
+};
 
 /// The kind under which items are stored.
 pub const ITEM_KIND: &str = "NimbusItem";

@@ -2,9 +2,10 @@
 //! PropagationStatus: the generation, the agents up to date, the agents still pending.
 
 use super::Item;
-use super::reports::{ReportState, reports_of};
+use super::reports::{ReportState, Sheet};
 use crate::object::Object;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// At most this many pending agents are named; the counts are always complete.
 const NAMED_PENDING: usize = 16;
@@ -28,23 +29,29 @@ pub struct Propagation {
     pub lowest_version: Option<u64>,
 }
 
-/// The propagation of `owner`'s `items` to the registered `agents`.
-pub fn propagation(owner: &Object, items: &[(Object, Item)], agents: &[Object]) -> Propagation {
+/// The propagation of `owner`'s `items` to the registered `agents`, from the agents'
+/// report `sheets` on the owner (by agent).
+pub fn propagation(
+    owner: &Object,
+    items: &[(Object, Item)],
+    sheets: &BTreeMap<String, Sheet>,
+    agents: &[Object],
+) -> Propagation {
     let mut result = Propagation {
         generation: owner.meta.generation,
         ..Propagation::default()
     };
-    let reports: Vec<_> = items.iter().map(|(object, _)| reports_of(object)).collect();
     for agent in agents {
         let mut targeted = false;
         let mut up_to_date = true;
         let mut failed = false;
-        for ((object, item), reports) in items.iter().zip(&reports) {
+        let sheet = sheets.get(&agent.name);
+        for (object, item) in items {
             if !item.target.selects(&agent.name, &agent.labels) {
                 continue;
             }
             targeted = true;
-            let report = reports.get(&agent.name);
+            let report = sheet.and_then(|s| s.items.get(&item.key));
             if let Some(r) = report.filter(|r| r.state == ReportState::Applied) {
                 result.lowest_version = Some(
                     result
@@ -90,16 +97,24 @@ mod tests {
         serde_json::from_value(value).expect("object")
     }
 
-    fn item(key: &str, generation: u64, agents: serde_json::Value) -> (Object, Item) {
+    fn item(key: &str, generation: u64) -> (Object, Item) {
         let object = object(json!({
             "kind": "NimbusItem", "name": key.replace('/', "-"),
             "spec": {"key": key, "value": 1, "target": {"labels": {"role": "web"}},
                      "owner": {"kind": "Policy", "name": "p", "component": "c"}},
-            "status": {"agents": agents},
             "meta": {"generation": generation}
         }));
         let parsed = Item::from_object(&object).expect("item");
         (object, parsed)
+    }
+
+    fn sheet(agent: &str, items: serde_json::Value) -> (String, Sheet) {
+        let sheet = serde_json::from_value(json!({
+            "ownerKind": "Policy", "ownerName": "p", "component": "c", "agent": agent,
+            "items": items
+        }))
+        .expect("sheet");
+        (agent.to_owned(), sheet)
     }
 
     #[test]
@@ -112,17 +127,20 @@ mod tests {
                 json!({"kind": "Agent", "name": "db", "labels": {"role": "db"}}),
             )])
             .collect();
-        let items = vec![
-            item(
-                "p/x",
-                2,
-                json!({"a1": {"state": "applied", "revision": 2},
-                       "a2": {"state": "applied", "revision": 1},
-                       "a3": {"state": "failed", "revision": 2, "message": "no"}}),
+        let items = vec![item("p/x", 2), item("p/y", 1)];
+        let sheets = BTreeMap::from([
+            sheet(
+                "a1",
+                json!({"p/x": {"state": "applied", "revision": 2},
+                       "p/y": {"state": "applied", "revision": 1}}),
             ),
-            item("p/y", 1, json!({"a1": {"state": "applied", "revision": 1}})),
-        ];
-        let p = propagation(&owner, &items, &agents);
+            sheet("a2", json!({"p/x": {"state": "applied", "revision": 1}})),
+            sheet(
+                "a3",
+                json!({"p/x": {"state": "failed", "revision": 2, "message": "no"}}),
+            ),
+        ]);
+        let p = propagation(&owner, &items, &sheets, &agents);
         assert_eq!(p.generation, 3);
         assert_eq!((p.updated, p.pending, p.failed), (1, 2, 1));
         assert_eq!(p.pending_agents, vec!["a2", "a3"]);

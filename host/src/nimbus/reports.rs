@@ -1,13 +1,19 @@
-//! Agents' reports on items, kept in each item's status as `agents.<agent-id>`.
+//! Agents' reports on items, kept apart from the items (so that reports never wake the
+//! agents' feeds): one `NimbusReport` object per owner and agent, a sheet of that agent's
+//! reports on the owner's items.
 
-use super::items::object_name;
-use super::{ITEM_KIND, NimbusError};
-use crate::object::Object;
-use crate::store::{Store, update_status};
+use super::items::{OWNER_KIND, OWNER_NAME, hashed_name, object_name};
+use super::{ITEM_KIND, Item, NimbusError};
+use crate::object::{ApplyRequest, Object, Selector};
+use crate::store::{Store, StoreError};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// The kind of the report sheets.
+pub const REPORT_KIND: &str = "NimbusReport";
+
+const AGENT_LABEL: &str = "nimbus.agent";
 
 /// Where an item is on one agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,114 +37,216 @@ pub struct AgentReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The version of the item's value the report is about: the item's generation, which
-    /// grows with every change of the value (status writes leave it alone).
+    /// grows with every change of the value.
     pub revision: u64,
 }
 
-/// What a report looks like inside the item's status (the key and agent are implied).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct StoredReport {
-    state: ReportState,
+/// A report inside a sheet (the key and agent are implied).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SheetEntry {
+    pub state: ReportState,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
-    revision: u64,
+    pub message: Option<String>,
+    pub revision: u64,
 }
 
-/// The reports recorded on `item`, by agent.
-pub fn reports_of(item: &Object) -> BTreeMap<String, AgentReport> {
-    let Some(key) = item.spec.get("key").and_then(Value::as_str) else {
-        return BTreeMap::new();
-    };
-    let Some(agents) = item.status.get("agents").and_then(Value::as_object) else {
-        return BTreeMap::new();
-    };
-    agents
-        .iter()
-        .filter_map(|(agent, stored)| {
-            let stored: StoredReport = serde_json::from_value(stored.clone()).ok()?;
-            Some((
-                agent.clone(),
-                AgentReport {
-                    key: key.to_owned(),
-                    agent: agent.clone(),
-                    state: stored.state,
-                    message: stored.message,
-                    revision: stored.revision,
-                },
-            ))
+/// One agent's reports on the items of one owner: the spec of a `NimbusReport`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sheet {
+    pub owner_kind: String,
+    pub owner_name: String,
+    /// The component that published the owner's items, whose `on-agent-status` hears them.
+    pub component: String,
+    pub agent: String,
+    #[serde(default)]
+    pub items: BTreeMap<String, SheetEntry>,
+}
+
+impl Sheet {
+    pub fn from_object(object: &Object) -> Option<Sheet> {
+        serde_json::from_value(object.spec.clone()).ok()
+    }
+
+    pub fn report(&self, key: &str) -> Option<AgentReport> {
+        let entry = self.items.get(key)?;
+        Some(AgentReport {
+            key: key.to_owned(),
+            agent: self.agent.clone(),
+            state: entry.state,
+            message: entry.message.clone(),
+            revision: entry.revision,
         })
+    }
+
+    pub fn reports(&self) -> impl Iterator<Item = AgentReport> + '_ {
+        self.items.keys().filter_map(|key| self.report(key))
+    }
+}
+
+/// The store name of the sheet of `agent` on `owner_kind/owner_name`.
+fn sheet_name(owner_kind: &str, owner_name: &str, agent: &str) -> String {
+    hashed_name("report", &format!("{owner_kind}/{owner_name}/{agent}"))
+}
+
+/// Every agent's sheet on `owner_kind/owner_name`, by agent.
+pub async fn sheets_of(
+    store: &dyn Store,
+    owner_kind: &str,
+    owner_name: &str,
+) -> Result<BTreeMap<String, Sheet>, NimbusError> {
+    let listing = store
+        .list(REPORT_KIND, &super::owner_selector(owner_kind, owner_name))
+        .await?;
+    Ok(by_agent(&listing.items))
+}
+
+/// Sheets by agent, from sheet objects of one owner.
+pub fn by_agent(objects: &[Object]) -> BTreeMap<String, Sheet> {
+    objects
+        .iter()
+        .filter_map(Sheet::from_object)
+        .map(|sheet| (sheet.agent.clone(), sheet))
         .collect()
 }
 
-/// `status` with `reports` (all on the same item) recorded; `removed` drops the agent's entry.
-fn with_reports(status: &Value, reports: &[AgentReport]) -> Value {
-    let mut status = match status {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
-    let agents = status
-        .entry("agents")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !agents.is_object() {
-        *agents = Value::Object(Map::new());
-    }
-    if let Value::Object(agents) = agents {
-        for report in reports {
-            if report.state == ReportState::Removed {
-                agents.remove(&report.agent);
-                continue;
-            }
-            let stored = StoredReport {
-                state: report.state,
-                message: report.message.clone(),
-                revision: report.revision,
-            };
-            agents.insert(
-                report.agent.clone(),
-                serde_json::to_value(stored).unwrap_or(Value::Null),
-            );
-        }
-    }
-    Value::Object(status)
-}
-
-/// Records reports durably, one status write per item; reports on items that are gone are
-/// dropped (the item was withdrawn meanwhile). Answers the items written.
+/// Records reports durably: one write per owner and agent. Reports on items that are gone
+/// are dropped (the item was withdrawn meanwhile); `removed` drops the entry. Answers the
+/// keys recorded.
 pub async fn record(
     store: &dyn Store,
     reports: Vec<AgentReport>,
 ) -> Result<BTreeSet<String>, NimbusError> {
-    let mut by_item: BTreeMap<String, Vec<AgentReport>> = BTreeMap::new();
+    let keys: BTreeSet<String> = reports.iter().map(|r| r.key.clone()).collect();
+    let owners = owners_of(store, keys).await?;
+    let mut sheets: BTreeMap<(String, String, String), (String, Vec<AgentReport>)> =
+        BTreeMap::new();
     for report in reports {
-        by_item
-            .entry(object_name(&report.key))
-            .or_default()
+        let Some(owner) = owners.get(&report.key) else {
+            continue;
+        };
+        sheets
+            .entry((
+                owner.owner.kind.clone(),
+                owner.owner.name.clone(),
+                report.agent.clone(),
+            ))
+            .or_insert_with(|| (owner.owner.component.clone(), Vec::new()))
+            .1
             .push(report);
     }
-    let mut written = BTreeSet::new();
-    let writes = by_item.into_iter().map(|(name, reports)| async move {
-        update_status(store, ITEM_KIND, &name, |status| {
-            with_reports(status, &reports)
-        })
-        .await
-        .map(|found| found.map(|_| name))
-    });
-    // Several items at once, so the store can commit them together.
+    let writes = sheets
+        .into_iter()
+        .map(|((kind, name, agent), (component, reports))| async move {
+            let sheet = Sheet {
+                owner_kind: kind,
+                owner_name: name,
+                component,
+                agent,
+                items: BTreeMap::new(),
+            };
+            write_sheet(store, sheet, &reports).await?;
+            Ok::<_, NimbusError>(reports.into_iter().map(|r| r.key))
+        });
+    let mut recorded = BTreeSet::new();
+    // Several sheets at once, so the store can commit them together.
     let mut results = futures::stream::iter(writes).buffer_unordered(32);
     while let Some(result) = results.next().await {
-        written.extend(result?);
+        recorded.extend(result?);
     }
-    Ok(written)
+    Ok(recorded)
+}
+
+/// The items behind `keys` that still exist.
+async fn owners_of(
+    store: &dyn Store,
+    keys: BTreeSet<String>,
+) -> Result<BTreeMap<String, Item>, NimbusError> {
+    let reads = keys.into_iter().map(|key| async move {
+        let found = store.get(ITEM_KIND, &object_name(&key)).await?;
+        Ok::<_, StoreError>(found.as_ref().and_then(Item::from_object).map(|i| (key, i)))
+    });
+    let mut owners = BTreeMap::new();
+    let mut results = futures::stream::iter(reads).buffer_unordered(64);
+    while let Some(result) = results.next().await {
+        owners.extend(result?);
+    }
+    Ok(owners)
+}
+
+/// Read-modify-write of one sheet with compare-and-swap.
+async fn write_sheet(
+    store: &dyn Store,
+    fresh: Sheet,
+    reports: &[AgentReport],
+) -> Result<(), NimbusError> {
+    let name = sheet_name(&fresh.owner_kind, &fresh.owner_name, &fresh.agent);
+    for _ in 0..16 {
+        let current = store.get(REPORT_KIND, &name).await?;
+        let mut sheet = current
+            .as_ref()
+            .and_then(Sheet::from_object)
+            .unwrap_or_else(|| fresh.clone());
+        let before = sheet.items.clone();
+        for report in reports {
+            if report.state == ReportState::Removed {
+                sheet.items.remove(&report.key);
+            } else {
+                sheet.items.insert(
+                    report.key.clone(),
+                    SheetEntry {
+                        state: report.state,
+                        message: report.message.clone(),
+                        revision: report.revision,
+                    },
+                );
+            }
+        }
+        if current.is_some() && sheet.items == before {
+            return Ok(());
+        }
+        let labels = BTreeMap::from([
+            (OWNER_KIND.to_owned(), sheet.owner_kind.clone()),
+            (OWNER_NAME.to_owned(), sheet.owner_name.clone()),
+            (AGENT_LABEL.to_owned(), sheet.agent.clone()),
+        ]);
+        let request = ApplyRequest {
+            kind: REPORT_KIND.to_owned(),
+            name: name.clone(),
+            labels,
+            spec: serde_json::to_value(&sheet).map_err(|e| NimbusError::Invalid(e.to_string()))?,
+            expected_revision: current.map(|c| c.meta.revision),
+        };
+        match store.apply(vec![request]).await {
+            Ok(_) => return Ok(()),
+            Err(e) if matches!(e.root(), StoreError::Conflict { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(NimbusError::Store(StoreError::Backend(format!(
+        "the reports of {} on {}/{} kept changing: gave up",
+        fresh.agent, fresh.owner_kind, fresh.owner_name
+    ))))
+}
+
+/// Every sheet of `agent`.
+pub fn agent_selector(agent: &str) -> Selector {
+    Selector::from_labels(&BTreeMap::from([(
+        AGENT_LABEL.to_owned(),
+        agent.to_owned(),
+    )]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nimbus::{ItemTarget, Owner, publish};
+    use crate::store::{EmbeddedStore, EmbeddedStoreOptions};
     use serde_json::json;
 
-    fn report(agent: &str, state: ReportState, revision: u64) -> AgentReport {
+    fn report(key: &str, agent: &str, state: ReportState, revision: u64) -> AgentReport {
         AgentReport {
-            key: "policy/a/x".into(),
+            key: key.into(),
             agent: agent.into(),
             state,
             message: None,
@@ -146,25 +254,62 @@ mod tests {
         }
     }
 
-    #[test]
-    fn reports_round_trip_through_the_status_and_removed_drops_the_entry() {
-        let status = with_reports(
-            &json!({"other": 1}),
-            &[
-                report("a1", ReportState::Applied, 2),
-                report("a2", ReportState::Failed, 1),
+    #[tokio::test]
+    async fn reports_land_in_one_sheet_per_owner_and_agent_and_removed_drops_the_entry() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = EmbeddedStore::open(dir.path(), EmbeddedStoreOptions::default()).expect("open");
+        let owner = |name: &str| Owner {
+            kind: "Policy".into(),
+            name: name.into(),
+            component: "policy-rust".into(),
+        };
+        let everyone = ItemTarget::Labels(BTreeMap::new());
+        for (o, key) in [("a", "p/a/x"), ("a", "p/a/y"), ("b", "p/b/x")] {
+            publish(&store, &owner(o), key, json!(1), everyone.clone())
+                .await
+                .expect("publish");
+        }
+        let recorded = record(
+            &store,
+            vec![
+                report("p/a/x", "n1", ReportState::Applied, 1),
+                report("p/a/y", "n1", ReportState::Failed, 1),
+                report("p/b/x", "n1", ReportState::Applied, 1),
+                report("p/a/x", "n2", ReportState::Applied, 1),
+                report("gone", "n1", ReportState::Applied, 1),
             ],
-        );
-        assert_eq!(status["other"], 1);
-        let mut item: Object = serde_json::from_value(
-            json!({"kind": ITEM_KIND, "name": "i", "spec": {"key": "policy/a/x"}}),
         )
-        .expect("object");
-        item.status = status.clone();
-        let read = reports_of(&item);
-        assert_eq!(read["a1"], report("a1", ReportState::Applied, 2));
-        assert_eq!(read["a2"].state, ReportState::Failed);
-        item.status = with_reports(&status, &[report("a2", ReportState::Removed, 1)]);
-        assert_eq!(reports_of(&item).keys().collect::<Vec<_>>(), vec!["a1"]);
+        .await
+        .expect("record");
+        assert_eq!(recorded.len(), 3, "{recorded:?}");
+        let sheets = sheets_of(&store, "Policy", "a").await.expect("sheets");
+        assert_eq!(sheets.keys().collect::<Vec<_>>(), vec!["n1", "n2"]);
+        assert_eq!(sheets["n1"].items.len(), 2);
+        assert_eq!(sheets["n1"].component, "policy-rust");
+        assert_eq!(
+            sheets["n1"].report("p/a/y").map(|r| r.state),
+            Some(ReportState::Failed)
+        );
+        record(&store, vec![report("p/a/y", "n1", ReportState::Removed, 1)])
+            .await
+            .expect("record");
+        let sheets = sheets_of(&store, "Policy", "a").await.expect("sheets");
+        assert_eq!(sheets["n1"].items.keys().collect::<Vec<_>>(), vec!["p/a/x"]);
+        crate::nimbus::unpublish_all(&store, "Policy", "a")
+            .await
+            .expect("unpublish all");
+        assert!(
+            sheets_of(&store, "Policy", "a")
+                .await
+                .expect("sheets")
+                .is_empty()
+        );
+        assert_eq!(
+            sheets_of(&store, "Policy", "b")
+                .await
+                .expect("sheets")
+                .len(),
+            1
+        );
     }
 }
