@@ -4,7 +4,10 @@ use crate::api::server::ComponentsApi;
 use crate::api::{Server, ServerConfig, token};
 use crate::controller::{ControllerOptions, Engine, EngineHost};
 use crate::runtime::{Runtime, RuntimeConfig, World};
-use crate::store::{EmbeddedStore, EmbeddedStoreOptions, Store};
+use crate::store::etcd::share_token;
+use crate::store::{
+    EmbeddedStore, EmbeddedStoreOptions, EtcdStore, EtcdStoreOptions, EtcdUrl, Store,
+};
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
@@ -26,10 +29,12 @@ pub struct ServeArgs {
     /// The address of the HTTP API.
     #[arg(long, default_value = "127.0.0.1:7800")]
     pub listen: String,
-    /// The store: embedded in --data by default, or `etcd://host:port[,host:port]`.
+    /// The store: embedded in --data by default, or `etcd://host:port[,host:port][/prefix]`
+    /// (objects under the prefix, default `/reactor/`; replicas on one etcd share the work).
     #[arg(long)]
     pub store: Option<String>,
-    /// How many of the newest changes the store keeps for watches to resume from.
+    /// How many of the newest changes the embedded store keeps for watches to resume from
+    /// (etcd keeps its history until it is compacted).
     #[arg(long, default_value_t = 100_000)]
     pub log_retention: u64,
     /// How often an idle watch gets a bookmark, e.g. `10s`.
@@ -42,22 +47,7 @@ pub struct ServeArgs {
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    if let Some(url) = &args.store {
-        anyhow::bail!(
-            "--store {url}: only the embedded store is available in this build (etcd is planned)"
-        );
-    }
-    let options = EmbeddedStoreOptions {
-        log_retention: args.log_retention,
-        bookmark_interval: args.bookmark_interval,
-        ..EmbeddedStoreOptions::default()
-    };
-    let data = args.data.clone();
-    let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(&data, options))
-        .await
-        .context("the store failed to open")??;
-    let store: Arc<dyn Store> = Arc::new(store);
-    let token = token::load_or_create(&args.data)?;
+    let (store, token) = open_store(&args).await?;
 
     let engine = Engine::new(store.clone(), ControllerOptions::default());
     let mut runtime_config = RuntimeConfig::new(&args.data);
@@ -102,6 +92,35 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Err(_) => tracing::info!("closing open watch streams"),
     }
     Ok(())
+}
+
+/// The store `--store` names (embedded in `--data` by default) and the API token. On etcd the
+/// token is shared: the first replica stores its own, later ones adopt it into their `--data`.
+async fn open_store(args: &ServeArgs) -> anyhow::Result<(Arc<dyn Store>, String)> {
+    let local = token::load_or_create(&args.data)?;
+    let Some(url) = &args.store else {
+        let options = EmbeddedStoreOptions {
+            log_retention: args.log_retention,
+            bookmark_interval: args.bookmark_interval,
+            ..EmbeddedStoreOptions::default()
+        };
+        let data = args.data.clone();
+        let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(&data, options))
+            .await
+            .context("the store failed to open")??;
+        return Ok((Arc::new(store), local));
+    };
+    let url = EtcdUrl::parse(url)?;
+    let options = EtcdStoreOptions {
+        bookmark_interval: args.bookmark_interval,
+        ..EtcdStoreOptions::default()
+    };
+    let store = EtcdStore::connect(&url, options).await?;
+    let shared = share_token(&store, &local).await?;
+    if shared != local {
+        token::replace(&args.data, &shared)?;
+    }
+    Ok((Arc::new(store), shared))
 }
 
 async fn shutdown_signal() {
