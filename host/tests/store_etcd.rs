@@ -238,3 +238,56 @@ async fn a_compacted_revision_is_refused_and_a_stranded_watch_ends_with_compacte
     .expect("the stranded watch ends within 20s");
     assert!(matches!(ended, StoreError::Compacted { .. }), "{ended}");
 }
+
+#[tokio::test]
+async fn a_fenced_write_lands_only_while_its_lease_lives() {
+    use reactor_host::store::etcd::lease::{register, revoke};
+    let etcd = Etcd::start();
+    let store = connect(&etcd).await;
+    let member = register(&store, "replica-a", Duration::from_secs(30))
+        .await
+        .expect("register");
+    let (fence_tx, fence) = tokio::sync::watch::channel(Some(member.guard.clone()));
+    let fenced = store.fenced(fence);
+    let written = fenced
+        .apply(vec![request("A", "x", json!(1))])
+        .await
+        .expect("a write while the lease lives");
+    let at = written[0].object.meta.revision;
+
+    // The lease ends (as when a paused replica outlives its TTL): its writes are refused and
+    // change nothing, while unfenced writers go on.
+    revoke(&store, member.lease).await;
+    let refused = fenced
+        .set_status("A", "x", json!({"stale": true}), None)
+        .await
+        .expect_err("a stale write is refused");
+    assert!(refused.to_string().contains("does not own"), "{refused}");
+    let stored = store.get("A", "x").await.expect("get").expect("x");
+    assert_eq!(
+        (stored.meta.revision, stored.status.clone()),
+        (at, serde_json::Value::Null)
+    );
+
+    // Registering again makes a new guard; the old one stays refused.
+    let again = register(&store, "replica-a", Duration::from_secs(30))
+        .await
+        .expect("register again");
+    assert_ne!(again.guard, member.guard);
+    let refused = fenced
+        .apply(vec![request("A", "x", json!(2))])
+        .await
+        .expect_err("the old guard stays refused");
+    assert!(refused.to_string().contains("does not own"), "{refused}");
+    fence_tx.send_replace(None);
+    let closed = fenced
+        .apply(vec![request("A", "y", json!(1))])
+        .await
+        .expect_err("no lease, no write");
+    assert!(closed.to_string().contains("does not own"), "{closed}");
+    fence_tx.send_replace(Some(again.guard.clone()));
+    fenced
+        .apply(vec![request("A", "x", json!(2))])
+        .await
+        .expect("the new guard writes");
+}

@@ -40,11 +40,20 @@ impl std::fmt::Debug for Engine {
 
 impl Engine {
     pub fn new(store: Arc<dyn Store>, options: ControllerOptions) -> Arc<Self> {
+        Self::with_locks(store, options, ObjectLocks::default())
+    }
+
+    /// An engine whose locks may also require owning a shard (several replicas, one store).
+    pub fn with_locks(
+        store: Arc<dyn Store>,
+        options: ControllerOptions,
+        locks: ObjectLocks,
+    ) -> Arc<Self> {
         Arc::new(Self {
             shared: Shared {
                 reflectors: Arc::new(Reflectors::new(store.clone())),
                 store,
-                locks: ObjectLocks::default(),
+                locks,
             },
             options,
             tuning: Mutex::new(BTreeMap::new()),

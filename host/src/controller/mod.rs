@@ -1,11 +1,13 @@
 //! The controller engine: reflectors feed per-reactor work queues whose workers call reactors.
 
 pub mod backoff;
+pub mod campaign;
 pub mod decide;
 pub mod dispatch;
 pub mod engine;
 pub mod host_imports;
 pub mod locks;
+pub mod ownership;
 pub mod queue;
 pub mod reactor;
 pub mod reflector;

@@ -72,8 +72,9 @@ pub struct EtcdStore {
     client: Client,
     keys: Keys,
     options: EtcdStoreOptions,
-    /// Compares added to every write: set on the handle a fenced replica writes through.
-    guards: Vec<Guard>,
+    /// The guard added to every write, on the handle a fenced replica writes through; a
+    /// current `None` (no live lease) refuses every write.
+    fence: Option<tokio::sync::watch::Receiver<Option<Guard>>>,
 }
 
 impl std::fmt::Debug for EtcdStore {
@@ -103,7 +104,7 @@ impl EtcdStore {
             client,
             keys: Keys::new(&url.prefix),
             options,
-            guards: Vec::new(),
+            fence: None,
         };
         tokio::time::timeout(store.options.connect_timeout, store.current_revision())
             .await
@@ -124,12 +125,26 @@ impl EtcdStore {
         &self.keys
     }
 
-    /// A handle whose writes land only while every guard key still exists as it was.
-    pub fn fenced(&self, guards: Vec<Guard>) -> Self {
+    /// A handle whose writes land only while the current guard key still exists as it was.
+    pub fn fenced(&self, fence: tokio::sync::watch::Receiver<Option<Guard>>) -> Self {
         Self {
-            guards,
+            fence: Some(fence),
             ..self.clone()
         }
+    }
+
+    /// The guards of the next write; refused at once while a fenced handle has no lease.
+    fn guards(&self) -> Result<Vec<Guard>, StoreError> {
+        let Some(fence) = &self.fence else {
+            return Ok(Vec::new());
+        };
+        let current = fence.borrow().clone();
+        current.map(|g| vec![g]).ok_or_else(|| {
+            EtcdError::NotOwner {
+                key: self.keys.replicas(),
+            }
+            .into()
+        })
     }
 
     async fn current_revision(&self) -> Result<i64, etcd_client::Error> {
@@ -153,7 +168,7 @@ impl EtcdStore {
         plan: &PlanOne<'_>,
     ) -> Result<Option<Object>, StoreError> {
         let targets = [self.object_key(kind, name)];
-        let mut written = write(&self.client, &targets, &self.guards, &|current| {
+        let mut written = write(&self.client, &targets, &self.guards()?, &|current| {
             Ok(vec![plan(current.first().and_then(Option::as_ref))?])
         })
         .await?;
@@ -244,7 +259,7 @@ impl Store for EtcdStore {
             .iter()
             .map(|r| self.object_key(&r.kind, &r.name))
             .collect();
-        let written = write(&self.client, &targets, &self.guards, &|current| {
+        let written = write(&self.client, &targets, &self.guards()?, &|current| {
             requests
                 .iter()
                 .zip(current)
