@@ -1,84 +1,30 @@
-//! The embedded store as a user of the `Store` trait sees it: revisions, durability across a
-//! reopen, all-or-nothing applies, finalizers, compaction, and watches that lose nothing.
+//! The embedded store as a user of the `Store` trait sees it: the shared backend contract
+//! (store_contract), plus durability across a reopen, compaction by log retention, and a
+//! watcher falling behind the live feed.
 
-use futures::StreamExt;
-use reactor_host::object::{ApplyRequest, Selector};
-use reactor_host::store::{
-    ApplyOutcome, EmbeddedStore, EmbeddedStoreOptions, EventType, Store, StoreError, WatchEvent,
-    WatchStream,
-};
+mod store_contract;
+
+use reactor_host::object::Selector;
+use reactor_host::store::{EmbeddedStore, EmbeddedStoreOptions, Store, StoreError};
 use serde_json::json;
-use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
-
-fn request(kind: &str, name: &str, spec: serde_json::Value) -> ApplyRequest {
-    ApplyRequest {
-        kind: kind.into(),
-        name: name.into(),
-        labels: Default::default(),
-        spec,
-        expected_revision: None,
-    }
-}
+use store_contract::{next_change, request};
 
 fn open(dir: &std::path::Path) -> EmbeddedStore {
     EmbeddedStore::open(dir, EmbeddedStoreOptions::default()).expect("store opens")
-}
-
-/// The next non-bookmark event, failing the test if none comes within ten seconds.
-async fn next_change(stream: &mut WatchStream) -> WatchEvent {
-    loop {
-        let event = tokio::time::timeout(Duration::from_secs(10), stream.next())
-            .await
-            .expect("an event within 10s")
-            .expect("the stream is open")
-            .expect("no watch error");
-        if event.event_type != EventType::Bookmark {
-            return event;
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_writers_get_unique_increasing_revisions_that_survive_reopen() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Arc::new(open(dir.path()));
-    let writers = 32;
-    let per_writer = 25;
-    let mut tasks = Vec::new();
-    for w in 0..writers {
-        let store = store.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut revisions = Vec::new();
-            for i in 0..per_writer {
-                let applied = store
-                    .apply(vec![request("Item", &format!("w{w}-{i}"), json!({"i": i}))])
-                    .await
-                    .expect("apply acknowledged");
-                revisions.push(applied[0].object.meta.revision);
-            }
-            revisions
-        }));
-    }
-    let mut all = Vec::new();
-    for task in tasks {
-        let revisions = task.await.expect("writer finished");
-        assert!(
-            revisions.windows(2).all(|w| w[0] < w[1]),
-            "one writer's revisions increase: {revisions:?}"
-        );
-        all.extend(revisions);
-    }
-    let unique: HashSet<_> = all.iter().copied().collect();
-    assert_eq!(
-        unique.len(),
-        writers * per_writer,
-        "every revision is unique"
-    );
+    let unique =
+        store_contract::concurrent_writers_get_unique_increasing_revisions(store.clone(), 32, 25)
+            .await;
     assert_eq!(
         store.revision().await.expect("revision"),
-        (writers * per_writer) as u64
+        800,
+        "starts at 0"
     );
 
     let store = Arc::into_inner(store).expect("sole owner");
@@ -88,20 +34,15 @@ async fn concurrent_writers_get_unique_increasing_revisions_that_survive_reopen(
         .list("Item", &Selector::default())
         .await
         .expect("list");
-    assert_eq!(
-        listing.items.len(),
-        writers * per_writer,
-        "every acknowledged write is there"
-    );
-    let reread: HashSet<_> = listing.items.iter().map(|o| o.meta.revision).collect();
-    assert_eq!(reread, unique);
+    let reread: std::collections::HashSet<_> =
+        listing.items.iter().map(|o| o.meta.revision).collect();
+    assert_eq!(reread, unique, "every acknowledged write is there");
     let next = reopened
         .apply(vec![request("Item", "after-reopen", json!(1))])
         .await
         .expect("apply");
     assert_eq!(
-        next[0].object.meta.revision,
-        (writers * per_writer + 1) as u64,
+        next[0].object.meta.revision, 801,
         "revisions continue, never reused"
     );
 }
@@ -109,80 +50,40 @@ async fn concurrent_writers_get_unique_increasing_revisions_that_survive_reopen(
 #[tokio::test]
 async fn multi_document_apply_is_all_or_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(dir.path());
-    let first = store
-        .apply(vec![request("A", "x", json!(1))])
-        .await
-        .expect("apply");
-    let mut stale = request("A", "x", json!(2));
-    stale.expected_revision = Some(first[0].object.meta.revision + 10);
-    let err = store
-        .apply(vec![request("A", "new", json!(1)), stale])
-        .await
-        .expect_err("the stale document fails the whole apply");
-    assert!(
-        matches!(err, StoreError::Document { index: 2, .. }),
-        "{err}"
-    );
-    assert!(matches!(err.root(), StoreError::Conflict { .. }), "{err}");
-    assert_eq!(
-        store.get("A", "new").await.expect("get"),
-        None,
-        "nothing of the failed apply stored"
-    );
-    assert_eq!(
-        store.get("A", "x").await.expect("get").expect("x").spec,
-        json!(1)
-    );
-    assert_eq!(
-        store.revision().await.expect("rev"),
-        1,
-        "no revision consumed"
-    );
-
-    let again = store
-        .apply(vec![request("A", "x", json!(1))])
-        .await
-        .expect("apply");
-    assert_eq!(again[0].outcome, ApplyOutcome::Unchanged);
-    assert_eq!(again[0].object.meta.revision, 1);
+    store_contract::multi_document_apply_is_all_or_nothing(Arc::new(open(dir.path()))).await;
 }
 
 #[tokio::test]
 async fn finalizers_keep_a_deleted_object_until_released() {
     let dir = tempfile::tempdir().expect("tempdir");
+    store_contract::finalizers_keep_a_deleted_object_until_released(Arc::new(open(dir.path())))
+        .await;
+}
+
+#[tokio::test]
+async fn a_watch_sees_every_change_once_in_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    store_contract::a_watch_sees_every_change_once_in_order(Arc::new(open(dir.path()))).await;
+}
+
+#[tokio::test]
+async fn each_change_of_a_multi_document_apply_has_its_own_revision() {
+    let dir = tempfile::tempdir().expect("tempdir");
     let store = open(dir.path());
-    store
-        .apply(vec![request("A", "x", json!(1))])
+    let applied = store
+        .apply(vec![
+            request("A", "x", json!(1)),
+            request("A", "y", json!(1)),
+        ])
         .await
         .expect("apply");
-    store
-        .set_finalizers("A", "x", vec!["policy".into()], None)
-        .await
-        .expect("finalizer");
-    let held = store
-        .delete("A", "x", None)
-        .await
-        .expect("delete")
-        .expect("held");
-    assert!(held.meta.deleting);
-    assert!(store.get("A", "x").await.expect("get").is_some());
-    let status = store
-        .set_status("A", "x", json!({"phase": "cleaning"}), None)
-        .await
-        .expect("status");
     assert_eq!(
-        status.meta.generation, 1,
-        "status does not move the generation"
+        (
+            applied[0].object.meta.revision,
+            applied[1].object.meta.revision
+        ),
+        (1, 2)
     );
-    assert_eq!(
-        store
-            .set_finalizers("A", "x", vec![], None)
-            .await
-            .expect("release"),
-        None
-    );
-    assert_eq!(store.get("A", "x").await.expect("get"), None);
 }
 
 #[tokio::test]
@@ -217,30 +118,6 @@ async fn a_compacted_revision_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watcher_that_falls_behind_the_live_feed_loses_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = open(dir.path());
-    let mut slow = store.watch(None, 0).await.expect("watch from 0");
     // More single-write batches than the live feed buffers (1024), none read meanwhile.
-    let total = 1500u64;
-    for i in 0..total {
-        store
-            .apply(vec![request("A", &format!("o{i}"), json!(i))])
-            .await
-            .expect("apply");
-    }
-    for expected in 1..=total {
-        assert_eq!(
-            next_change(&mut slow).await.revision,
-            expected,
-            "in order, no gap, no duplicate"
-        );
-    }
-    store
-        .apply(vec![request("A", "late", json!(1))])
-        .await
-        .expect("apply");
-    assert_eq!(
-        next_change(&mut slow).await.revision,
-        total + 1,
-        "and it follows live again"
-    );
+    store_contract::a_slow_watcher_loses_nothing(Arc::new(open(dir.path())), 1500).await;
 }

@@ -39,9 +39,10 @@ impl Host {
             .expect("serve starts");
         let stdout = child.stdout.take().expect("stdout piped");
         let mut lines = spawn_line_reader(stdout);
-        let first = lines
-            .next_within(Duration::from_secs(30))
-            .expect("serve prints its address within 30s");
+        let Some(first) = lines.next_within(Duration::from_secs(30)) else {
+            let log = std::fs::read_to_string(data.with_extension("serve.log")).unwrap_or_default();
+            panic!("serve did not print its address within 30s; its log:\n{log}");
+        };
         let url = first
             .strip_prefix("reactor-host listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {first:?}"))

@@ -49,6 +49,26 @@ pub fn load_or_create(data: &Path) -> Result<String, TokenError> {
     Ok(token)
 }
 
+/// Replaces `<data>/token` with `token` (mode 0600), e.g. with the one shared by all replicas.
+pub fn replace(data: &Path, token: &str) -> Result<(), TokenError> {
+    let path = token_path(data);
+    let create = |source| TokenError::Create {
+        path: path.clone(),
+        source,
+    };
+    let fresh = data.join("token.new");
+    let _ = std::fs::remove_file(&fresh);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&fresh).map_err(create)?;
+    file.write_all(token.as_bytes()).map_err(create)?;
+    file.sync_all().map_err(create)?;
+    // A rename, so a client never reads a half-written token.
+    std::fs::rename(&fresh, &path).map_err(create)
+}
+
 /// Reads a token file, trimming the line end.
 pub fn read(path: &Path) -> Result<String, TokenError> {
     let text = std::fs::read_to_string(path).map_err(|source| TokenError::Read {

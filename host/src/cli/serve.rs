@@ -2,9 +2,14 @@
 
 use crate::api::server::ComponentsApi;
 use crate::api::{Server, ServerConfig, token};
-use crate::controller::{ControllerOptions, Engine, EngineHost};
+use crate::controller::campaign::Replica;
+use crate::controller::ownership::Shards;
+use crate::controller::{ControllerOptions, Engine, EngineHost, ObjectLocks};
 use crate::runtime::{Runtime, RuntimeConfig, World};
-use crate::store::{EmbeddedStore, EmbeddedStoreOptions, Store};
+use crate::store::etcd::share_token;
+use crate::store::{
+    EmbeddedStore, EmbeddedStoreOptions, EtcdStore, EtcdStoreOptions, EtcdUrl, Store,
+};
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
@@ -26,15 +31,26 @@ pub struct ServeArgs {
     /// The address of the HTTP API.
     #[arg(long, default_value = "127.0.0.1:7800")]
     pub listen: String,
-    /// The store: embedded in --data by default, or `etcd://host:port[,host:port]`.
+    /// The store: embedded in --data by default, or `etcd://host:port[,host:port][/prefix]`
+    /// (objects under the prefix, default `/reactor/`; replicas on one etcd share the work).
     #[arg(long)]
     pub store: Option<String>,
-    /// How many of the newest changes the store keeps for watches to resume from.
+    /// How many of the newest changes the embedded store keeps for watches to resume from
+    /// (etcd keeps its history until it is compacted).
     #[arg(long, default_value_t = 100_000)]
     pub log_retention: u64,
     /// How often an idle watch gets a bookmark, e.g. `10s`.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     pub bookmark_interval: Duration,
+    /// On etcd: this replica's name among those sharing the work (default: random).
+    #[arg(long)]
+    pub replica_id: Option<String>,
+    /// On etcd: the lease of this replica; its work moves to others this long after it dies.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub lease_ttl: Duration,
+    /// On etcd: how many shards the objects are split into among the replicas.
+    #[arg(long, default_value_t = 16)]
+    pub shards: u32,
     /// Allow uploading and removing components over the API (off: it runs code the caller
     /// chooses).
     #[arg(long)]
@@ -42,24 +58,23 @@ pub struct ServeArgs {
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    if let Some(url) = &args.store {
-        anyhow::bail!(
-            "--store {url}: only the embedded store is available in this build (etcd is planned)"
-        );
-    }
-    let options = EmbeddedStoreOptions {
-        log_retention: args.log_retention,
-        bookmark_interval: args.bookmark_interval,
-        ..EmbeddedStoreOptions::default()
+    let (store, token, etcd) = open_store(&args).await?;
+    // On etcd the engine works only on the shards this replica owns, and writes through a
+    // handle fenced by its lease; the API serves every object and is not fenced.
+    let (engine_store, locks, replica) = match etcd {
+        None => (store.clone(), ObjectLocks::default(), None),
+        Some(etcd) => {
+            let shards = Shards::new(args.shards);
+            let id = args
+                .replica_id
+                .clone()
+                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            let (replica, fence) = Replica::start(etcd.clone(), shards.clone(), id, args.lease_ttl);
+            let fenced: Arc<dyn Store> = Arc::new(etcd.fenced(fence));
+            (fenced, ObjectLocks::sharded(shards), Some(replica))
+        }
     };
-    let data = args.data.clone();
-    let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(&data, options))
-        .await
-        .context("the store failed to open")??;
-    let store: Arc<dyn Store> = Arc::new(store);
-    let token = token::load_or_create(&args.data)?;
-
-    let engine = Engine::new(store.clone(), ControllerOptions::default());
+    let engine = Engine::with_locks(engine_store, ControllerOptions::default(), locks);
     let mut runtime_config = RuntimeConfig::new(&args.data);
     runtime_config.host = Arc::new(EngineHost::new(engine.shared().clone()));
     let runtime = Runtime::new(runtime_config)?;
@@ -97,11 +112,45 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!("shutting down");
     let _ = stop_tx.send(());
     // Open watch streams never end by themselves: give the rest a moment, then stop.
+    if let Some(replica) = replica {
+        replica.leave().await;
+    }
     match tokio::time::timeout(Duration::from_secs(3), serving).await {
         Ok(joined) => joined.context("the server task failed")??,
         Err(_) => tracing::info!("closing open watch streams"),
     }
     Ok(())
+}
+
+/// The store `--store` names (embedded in `--data` by default) and the API token. On etcd the
+/// token is shared: the first replica stores its own, later ones adopt it into their `--data`.
+async fn open_store(
+    args: &ServeArgs,
+) -> anyhow::Result<(Arc<dyn Store>, String, Option<EtcdStore>)> {
+    let local = token::load_or_create(&args.data)?;
+    let Some(url) = &args.store else {
+        let options = EmbeddedStoreOptions {
+            log_retention: args.log_retention,
+            bookmark_interval: args.bookmark_interval,
+            ..EmbeddedStoreOptions::default()
+        };
+        let data = args.data.clone();
+        let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(&data, options))
+            .await
+            .context("the store failed to open")??;
+        return Ok((Arc::new(store), local, None));
+    };
+    let url = EtcdUrl::parse(url)?;
+    let options = EtcdStoreOptions {
+        bookmark_interval: args.bookmark_interval,
+        ..EtcdStoreOptions::default()
+    };
+    let store = EtcdStore::connect(&url, options).await?;
+    let shared = share_token(&store, &local).await?;
+    if shared != local {
+        token::replace(&args.data, &shared)?;
+    }
+    Ok((Arc::new(store.clone()), shared, Some(store)))
 }
 
 async fn shutdown_signal() {

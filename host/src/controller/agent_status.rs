@@ -62,6 +62,12 @@ impl ReportRelay {
     }
 
     async fn deliver(&self, shared: &Shared, owner: &ObjectKey, reactor: Arc<dyn Reactor>) {
+        if !shared.locks.owns(owner) {
+            // Another replica owns the object; its own router hands it these reports.
+            self.pending().remove(owner);
+            self.queue.forget(owner);
+            return;
+        }
         let Some(_guard) = shared.locks.try_lock(owner) else {
             self.queue.add_after(owner.clone(), self.lock_retry);
             return;

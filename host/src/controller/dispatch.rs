@@ -170,6 +170,9 @@ impl Controller {
                 inner.relay.work(&inner.shared, || inner.reactor()).await;
             }));
         }
+        if let Some(gained) = inner.shared.locks.gained() {
+            tasks.push(tokio::spawn(regain(inner.clone(), gained)));
+        }
         Self { inner, tasks }
     }
 
@@ -256,6 +259,15 @@ async fn feed(inner: Arc<Inner>, reflector: Arc<Reflector>) {
     }
 }
 
+/// Re-runs everything when this replica gains shards: their objects were skipped until now.
+async fn regain(inner: Arc<Inner>, mut gained: tokio::sync::watch::Receiver<u64>) {
+    while gained.changed().await.is_ok() {
+        for reflector in inner.reflectors.values() {
+            inner.enqueue_all(reflector, true);
+        }
+    }
+}
+
 async fn resync(inner: Arc<Inner>, period: Duration) {
     let mut ticker = tokio::time::interval(period);
     ticker.tick().await;
@@ -282,6 +294,11 @@ async fn work(inner: Arc<Inner>) {
 }
 
 async fn process(inner: &Inner, key: &ObjectKey) {
+    if !inner.shared.locks.owns(key) {
+        // Another replica's object: it runs there. Gaining the shard re-enqueues it.
+        inner.queue.forget(key);
+        return;
+    }
     let Some(_guard) = inner.shared.locks.try_lock(key) else {
         inner.queue.add_after(key.clone(), inner.options.lock_retry);
         return;

@@ -62,11 +62,20 @@ impl std::fmt::Debug for Engine {
 impl Engine {
     /// A new engine; it follows agents' reports from the start (needs a tokio runtime).
     pub fn new(store: Arc<dyn Store>, options: ControllerOptions) -> Arc<Self> {
+        Self::with_locks(store, options, ObjectLocks::default())
+    }
+
+    /// An engine whose locks may also require owning a shard (several replicas, one store).
+    pub fn with_locks(
+        store: Arc<dyn Store>,
+        options: ControllerOptions,
+        locks: ObjectLocks,
+    ) -> Arc<Self> {
         let engine = Arc::new(Self {
             shared: Shared {
                 reflectors: Arc::new(Reflectors::new(store.clone())),
                 store,
-                locks: ObjectLocks::default(),
+                locks,
             },
             options,
             tuning: Mutex::new(BTreeMap::new()),

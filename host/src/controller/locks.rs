@@ -2,6 +2,7 @@
 //! once, whichever components they come from. A busy object is re-queued shortly after
 //! (Threeport's re-queue), so a worker is never parked on a lock.
 
+use super::ownership::{Permit, Shards};
 use crate::object::ObjectKey;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -9,6 +10,8 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug, Default, Clone)]
 pub struct ObjectLocks {
     held: Arc<Mutex<HashSet<ObjectKey>>>,
+    /// With several replicas: only objects of the shards this one owns may be locked.
+    shards: Option<Arc<Shards>>,
 }
 
 /// Held while a callback runs; released when dropped.
@@ -16,15 +19,39 @@ pub struct ObjectLocks {
 pub struct ObjectGuard {
     held: Arc<Mutex<HashSet<ObjectKey>>>,
     key: ObjectKey,
+    _permit: Option<Permit>,
 }
 
 impl ObjectLocks {
-    /// Locks `key`, or answers `None` if another callback holds it.
+    /// Locks that also require this replica to own the object's shard.
+    pub fn sharded(shards: Arc<Shards>) -> Self {
+        Self {
+            shards: Some(shards),
+            ..Self::default()
+        }
+    }
+
+    /// Whether this replica may run callbacks for `key` at all (another replica's otherwise).
+    pub fn owns(&self, key: &ObjectKey) -> bool {
+        self.shards.as_ref().is_none_or(|s| s.owns(key))
+    }
+
+    /// Changes when this replica gains work it may have skipped; `None` without sharding.
+    pub fn gained(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.shards.as_ref().map(|s| s.gained())
+    }
+
+    /// Locks `key`, or answers `None` if another callback holds it (or it is not ours).
     pub fn try_lock(&self, key: &ObjectKey) -> Option<ObjectGuard> {
+        let permit = match &self.shards {
+            Some(shards) => Some(shards.permit(key)?),
+            None => None,
+        };
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         held.insert(key.clone()).then(|| ObjectGuard {
             held: self.held.clone(),
             key: key.clone(),
+            _permit: permit,
         })
     }
 }

@@ -2,11 +2,13 @@
 
 pub mod agent_status;
 pub mod backoff;
+pub mod campaign;
 pub mod decide;
 pub mod dispatch;
 pub mod engine;
 pub mod host_imports;
 pub mod locks;
+pub mod ownership;
 pub mod queue;
 pub mod reactor;
 pub mod reflector;

@@ -2,12 +2,14 @@
 
 pub mod embedded;
 mod error;
+pub mod etcd;
 mod event;
 mod plan;
 mod update;
 
 pub use embedded::{EmbeddedStore, EmbeddedStoreOptions};
 pub use error::StoreError;
+pub use etcd::{EtcdStore, EtcdStoreOptions, EtcdUrl};
 pub use event::{EventType, WatchEvent};
 pub use plan::{Change, plan_apply, plan_delete, plan_set_finalizers, plan_set_status};
 pub use update::update_status;

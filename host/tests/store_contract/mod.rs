@@ -1,0 +1,318 @@
+//! What every store backend must do, as test bodies over `Arc<dyn Store>`: store_embedded.rs
+//! and store_etcd.rs run them on their backend (the backend matrix). Revisions are compared
+//! relative to the store's revision at the start, because etcd's history does not start at 0.
+
+#![allow(dead_code)]
+
+use futures::StreamExt;
+use reactor_host::object::{ApplyRequest, Revision, Selector};
+use reactor_host::store::{ApplyOutcome, EventType, Store, StoreError, WatchEvent, WatchStream};
+use serde_json::json;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub fn request(kind: &str, name: &str, spec: serde_json::Value) -> ApplyRequest {
+    ApplyRequest {
+        kind: kind.into(),
+        name: name.into(),
+        labels: Default::default(),
+        spec,
+        expected_revision: None,
+    }
+}
+
+/// The next non-bookmark event, failing the test if none comes within ten seconds.
+pub async fn next_change(stream: &mut WatchStream) -> WatchEvent {
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), stream.next())
+            .await
+            .expect("an event within 10s")
+            .expect("the stream is open")
+            .expect("no watch error");
+        if event.event_type != EventType::Bookmark {
+            return event;
+        }
+    }
+}
+
+/// Asserts no change arrives for a short while (to catch duplicates); bookmarks are fine.
+pub async fn assert_quiet(stream: &mut WatchStream) {
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(300);
+    while let Ok(item) = tokio::time::timeout_at(deadline, stream.next()).await {
+        let event = item.expect("the stream is open").expect("no watch error");
+        assert_eq!(
+            event.event_type,
+            EventType::Bookmark,
+            "unexpected event {event:?}"
+        );
+    }
+}
+
+/// Many writers at once: every acknowledged write has its own revision, increasing per writer,
+/// and all are listed. Returns the revisions for a backend's durability check.
+pub async fn concurrent_writers_get_unique_increasing_revisions(
+    store: Arc<dyn Store>,
+    writers: usize,
+    per_writer: usize,
+) -> HashSet<Revision> {
+    let base = store.revision().await.expect("revision");
+    let mut tasks = Vec::new();
+    for w in 0..writers {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut revisions = Vec::new();
+            for i in 0..per_writer {
+                let applied = store
+                    .apply(vec![request("Item", &format!("w{w}-{i}"), json!({"i": i}))])
+                    .await
+                    .expect("apply acknowledged");
+                revisions.push(applied[0].object.meta.revision);
+            }
+            revisions
+        }));
+    }
+    let mut all = Vec::new();
+    for task in tasks {
+        let revisions = task.await.expect("writer finished");
+        assert!(
+            revisions.windows(2).all(|w| w[0] < w[1]),
+            "one writer's revisions increase: {revisions:?}"
+        );
+        all.extend(revisions);
+    }
+    let unique: HashSet<_> = all.iter().copied().collect();
+    assert_eq!(
+        unique.len(),
+        writers * per_writer,
+        "every revision is unique"
+    );
+    assert!(unique.iter().all(|r| *r > base), "revisions are new");
+    assert_eq!(
+        store.revision().await.expect("revision"),
+        base + (writers * per_writer) as u64,
+        "one revision per write, none skipped"
+    );
+    let listing = store
+        .list("Item", &Selector::default())
+        .await
+        .expect("list");
+    let listed: HashSet<_> = listing.items.iter().map(|o| o.meta.revision).collect();
+    assert_eq!(listed, unique, "every acknowledged write is listed");
+    unique
+}
+
+pub async fn multi_document_apply_is_all_or_nothing(store: Arc<dyn Store>) {
+    let first = store
+        .apply(vec![request("A", "x", json!(1))])
+        .await
+        .expect("apply");
+    let at = first[0].object.meta.revision;
+    assert_eq!(store.revision().await.expect("rev"), at);
+    let mut stale = request("A", "x", json!(2));
+    stale.expected_revision = Some(at + 10);
+    let err = store
+        .apply(vec![request("A", "new", json!(1)), stale])
+        .await
+        .expect_err("the stale document fails the whole apply");
+    assert!(
+        matches!(err, StoreError::Document { index: 2, .. }),
+        "{err}"
+    );
+    assert!(matches!(err.root(), StoreError::Conflict { .. }), "{err}");
+    assert_eq!(
+        store.get("A", "new").await.expect("get"),
+        None,
+        "nothing of the failed apply stored"
+    );
+    assert_eq!(
+        store.get("A", "x").await.expect("get").expect("x").spec,
+        json!(1)
+    );
+    assert_eq!(
+        store.revision().await.expect("rev"),
+        at,
+        "no revision consumed"
+    );
+
+    let again = store
+        .apply(vec![request("A", "x", json!(1))])
+        .await
+        .expect("apply");
+    assert_eq!(again[0].outcome, ApplyOutcome::Unchanged);
+    assert_eq!(again[0].object.meta.revision, at);
+
+    let twice = store
+        .apply(vec![
+            request("A", "y", json!(1)),
+            request("A", "y", json!(2)),
+        ])
+        .await
+        .expect_err("one object twice in one apply");
+    assert!(
+        matches!(twice, StoreError::Document { index: 2, .. }),
+        "{twice}"
+    );
+
+    let mut fresh = request("A", "x", json!(3));
+    fresh.expected_revision = Some(at);
+    let updated = store
+        .apply(vec![fresh])
+        .await
+        .expect("a fresh revision applies");
+    assert_eq!(updated[0].outcome, ApplyOutcome::Updated);
+    assert!(updated[0].object.meta.revision > at);
+    assert_eq!(updated[0].object.meta.generation, 2);
+}
+
+pub async fn finalizers_keep_a_deleted_object_until_released(store: Arc<dyn Store>) {
+    store
+        .apply(vec![request("A", "x", json!(1))])
+        .await
+        .expect("apply");
+    store
+        .set_finalizers("A", "x", vec!["policy".into()], None)
+        .await
+        .expect("finalizer");
+    let held = store
+        .delete("A", "x", None)
+        .await
+        .expect("delete")
+        .expect("held");
+    assert!(held.meta.deleting);
+    assert!(store.get("A", "x").await.expect("get").is_some());
+    let status = store
+        .set_status("A", "x", json!({"phase": "cleaning"}), None)
+        .await
+        .expect("status");
+    assert_eq!(
+        status.meta.generation, 1,
+        "status does not move the generation"
+    );
+    let stale = store
+        .set_status("A", "x", json!({"phase": "late"}), Some(held.meta.revision))
+        .await
+        .expect_err("a stale status write is refused");
+    assert!(matches!(stale, StoreError::Conflict { .. }), "{stale}");
+    assert_eq!(
+        store
+            .set_finalizers("A", "x", vec![], None)
+            .await
+            .expect("release"),
+        None
+    );
+    assert_eq!(store.get("A", "x").await.expect("get"), None);
+    let missing = store
+        .delete("A", "x", None)
+        .await
+        .expect_err("deleting what is gone");
+    assert!(matches!(missing, StoreError::NotFound { .. }), "{missing}");
+}
+
+/// Creates, updates, a multi-document apply and a delete, watched from before them: each
+/// change exactly once, in order, with the revisions the writes answered; a watch of one kind
+/// sees only that kind; a watch from the revision before a multi-document apply sees all of it.
+pub async fn a_watch_sees_every_change_once_in_order(store: Arc<dyn Store>) {
+    let base = store.revision().await.expect("revision");
+    let mut all = store.watch(None, base).await.expect("watch all");
+    let mut policies = store.watch(Some("Policy"), base).await.expect("watch kind");
+    let a = store
+        .apply(vec![request("Policy", "a", json!(1))])
+        .await
+        .expect("apply");
+    let batch = store
+        .apply(vec![
+            request("Policy", "b", json!(1)),
+            request("Gateway", "g", json!(1)),
+            request("Policy", "c", json!(1)),
+        ])
+        .await
+        .expect("apply three");
+    let update = store
+        .apply(vec![request("Policy", "a", json!(2))])
+        .await
+        .expect("update");
+    let deleted = store.delete("Policy", "b", None).await.expect("delete");
+    assert_eq!(deleted, None);
+    let after_delete = store.revision().await.expect("revision");
+
+    let expected: Vec<(EventType, &str, Revision)> = vec![
+        (EventType::Created, "a", a[0].object.meta.revision),
+        (EventType::Created, "b", batch[0].object.meta.revision),
+        (EventType::Created, "g", batch[1].object.meta.revision),
+        (EventType::Created, "c", batch[2].object.meta.revision),
+        (EventType::Updated, "a", update[0].object.meta.revision),
+        (EventType::Deleted, "b", after_delete),
+    ];
+    for (event_type, name, revision) in &expected {
+        let event = next_change(&mut all).await;
+        let object = event.object.expect("an object");
+        assert_eq!(
+            (event.event_type, object.name.as_str(), event.revision),
+            (*event_type, *name, *revision)
+        );
+        assert_eq!(
+            object.meta.revision, *revision,
+            "the object carries its revision"
+        );
+    }
+    assert_quiet(&mut all).await;
+    for (event_type, name, revision) in expected.iter().filter(|e| e.1 != "g") {
+        let event = next_change(&mut policies).await;
+        assert_eq!(event.kind(), Some("Policy"));
+        assert_eq!(
+            (
+                event.event_type,
+                event.object.expect("object").name.as_str(),
+                event.revision
+            ),
+            (*event_type, *name, *revision)
+        );
+    }
+    assert_quiet(&mut policies).await;
+
+    let mut replay = store
+        .watch(Some("Policy"), batch[0].object.meta.revision - 1)
+        .await
+        .expect("watch from before the batch");
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        let event = next_change(&mut replay).await;
+        seen.push(event.object.expect("object").name);
+    }
+    assert_eq!(
+        seen,
+        vec!["b", "c", "a", "b"],
+        "the whole batch, then what followed"
+    );
+}
+
+/// A watcher that reads nothing while many changes are made still gets them all.
+pub async fn a_slow_watcher_loses_nothing(store: Arc<dyn Store>, total: u64) {
+    let base = store.revision().await.expect("revision");
+    let mut slow = store.watch(None, base).await.expect("watch");
+    let mut revisions = Vec::new();
+    for i in 0..total {
+        let applied = store
+            .apply(vec![request("A", &format!("o{i}"), json!(i))])
+            .await
+            .expect("apply");
+        revisions.push(applied[0].object.meta.revision);
+    }
+    for expected in &revisions {
+        assert_eq!(
+            next_change(&mut slow).await.revision,
+            *expected,
+            "in order, no gap, no duplicate"
+        );
+    }
+    let late = store
+        .apply(vec![request("A", "late", json!(1))])
+        .await
+        .expect("apply");
+    assert_eq!(
+        next_change(&mut slow).await.revision,
+        late[0].object.meta.revision,
+        "and it follows live again"
+    );
+}
