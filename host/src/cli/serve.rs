@@ -42,6 +42,8 @@ pub struct ServeArgs {
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    // Count the loads of the components found at start (compiled or from the cache).
+    crate::api::server::install_metrics();
     if let Some(url) = &args.store {
         anyhow::bail!(
             "--store {url}: only the embedded store is available in this build (etcd is planned)"
