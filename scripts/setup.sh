@@ -22,14 +22,17 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # Python and JavaScript components: componentize-py (PyPI) in a venv of its own, and node +
 # npm for componentize-js (its packages are pinned in examples/policy-js/package-lock.json
-# and installed by `npm ci` in scripts/build-components.sh). The venv lives outside the
+# and installed by scripts/build-components.sh). The venv lives outside the
 # clone (REACTOR_TOOLS, default ~/.cache/reactor-host/tools), keyed by version, so fresh
 # clones (CI) reuse it; scripts/build-components.sh finds it by the same rule.
 tools="$(dirname "$0")/tools.sh"
 # shellcheck source=tools.sh
 . "$tools"
 if ! "$COMPONENTIZE_PY" --version 2>/dev/null | grep -q "$COMPONENTIZE_PY_VERSION"; then
-    command -v python3 >/dev/null 2>&1 || { need_root apt-get update -qq; need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null; }
+    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+        need_root apt-get update -qq
+        need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
+    fi
     rm -rf "$PY_VENV"
     mkdir -p "$(dirname "$PY_VENV")"
     python3 -m venv "$PY_VENV"
