@@ -1,5 +1,6 @@
 //! reactor-host: a host for controllers whose logic runs sandboxed in WebAssembly components.
 
+pub mod agent;
 pub mod api;
 pub mod cli;
 pub mod controller;

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod agent;
 pub mod components;
 
 use std::io::{BufRead, BufReader};

@@ -1,11 +1,17 @@
 //! A client of the HTTP API, used by the CLI, the agent, tests and benchmarks.
 
-use super::wire::{AppliedBody, ApplyBody, ErrorBody, ErrorCode, StatusBody};
+use super::wire::{
+    AppliedBody, ApplyBody, ErrorBody, ErrorCode, FeedBody, HeartbeatBody, RecordedBody,
+    RegisterBody, ReportBody, StatusBody,
+};
+use crate::nimbus::{AgentReport, AgentView, FeedEvent, Snapshot};
 use crate::object::{ApplyRequest, Object, Revision};
 use crate::store::{Applied, Listing, WatchEvent};
 use futures::{Stream, StreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -195,20 +201,109 @@ impl Client {
                     .query(&[("from", from)]),
             )
             .await?;
-        let state = LineState {
-            bytes: Box::pin(response.bytes_stream()),
-            buffer: Vec::new(),
-            failed: false,
-        };
-        Ok(futures::stream::unfold(state, |mut state| async move {
-            if state.failed {
-                return None;
-            }
-            let item = state.next_line().await?;
-            state.failed = item.is_err();
-            Some((item, state))
-        }))
+        Ok(lines(response))
     }
+
+    /// Registers this agent with its labels (again after a server restart is harmless).
+    pub async fn register_agent(
+        &self,
+        id: &str,
+        labels: BTreeMap<String, String>,
+    ) -> Result<Object, ClientError> {
+        self.json(
+            self.request(reqwest::Method::PUT, &format!("/v1/agents/{id}"))
+                .json(&RegisterBody { labels }),
+        )
+        .await
+    }
+
+    /// Tells the server this agent is alive for the next `ttl`.
+    pub async fn heartbeat(&self, id: &str, ttl: Duration) -> Result<(), ClientError> {
+        let body = HeartbeatBody {
+            ttl_ms: ttl.as_millis() as u64,
+        };
+        let _: Value = self
+            .json(
+                self.request(reqwest::Method::POST, &format!("/v1/agents/{id}/heartbeat"))
+                    .json(&body),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Every registered agent, connected or not, with what it has applied.
+    pub async fn agents(&self) -> Result<Vec<AgentView>, ClientError> {
+        self.json(self.request(reqwest::Method::GET, "/v1/agents"))
+            .await
+    }
+
+    /// The items meant for `agent` now.
+    pub async fn agent_items(&self, agent: &str) -> Result<Snapshot, ClientError> {
+        self.json(
+            self.request(reqwest::Method::GET, "/v1/nimbus/items")
+                .query(&[("agent", agent)]),
+        )
+        .await
+    }
+
+    /// The changes of `agent`'s items after `from`; `known` is what it holds (key → version).
+    pub async fn agent_feed(
+        &self,
+        agent: &str,
+        from: Revision,
+        known: HashMap<String, u64>,
+    ) -> Result<impl Stream<Item = Result<FeedEvent, ClientError>> + use<>, ClientError> {
+        let body = FeedBody {
+            agent: agent.to_owned(),
+            from,
+            known,
+        };
+        let response = self
+            .send(
+                self.request(reqwest::Method::POST, "/v1/nimbus/watch")
+                    .json(&body),
+            )
+            .await?;
+        Ok(lines(response))
+    }
+
+    /// Sends `agent`'s reports; answers how many were recorded.
+    pub async fn report(
+        &self,
+        agent: &str,
+        reports: Vec<AgentReport>,
+    ) -> Result<usize, ClientError> {
+        let body = ReportBody {
+            agent: agent.to_owned(),
+            reports,
+        };
+        let answer: RecordedBody = self
+            .json(
+                self.request(reqwest::Method::POST, "/v1/nimbus/status")
+                    .json(&body),
+            )
+            .await?;
+        Ok(answer.recorded)
+    }
+}
+
+/// A response of newline-delimited JSON as a stream that ends after its first error.
+fn lines<T: DeserializeOwned + Send + 'static>(
+    response: reqwest::Response,
+) -> impl Stream<Item = Result<T, ClientError>> + Send + use<T> {
+    let state = LineState {
+        bytes: Box::pin(response.bytes_stream()),
+        buffer: Vec::new(),
+        failed: false,
+    };
+    futures::stream::unfold(state, |mut state| async move {
+        if state.failed {
+            return None;
+        }
+        let item = state.next_line().await?;
+        state.failed = item.is_err();
+        Some((item, state))
+    })
 }
 
 type ByteStream = std::pin::Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
@@ -221,7 +316,7 @@ struct LineState {
 }
 
 impl LineState {
-    async fn next_line(&mut self) -> Option<Result<WatchEvent, ClientError>> {
+    async fn next_line<T: DeserializeOwned>(&mut self) -> Option<Result<T, ClientError>> {
         loop {
             if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
                 let line: Vec<u8> = self.buffer.drain(..=end).collect();
@@ -237,7 +332,7 @@ impl LineState {
     }
 }
 
-fn parse_line(line: &[u8]) -> Result<WatchEvent, ClientError> {
+fn parse_line<T: DeserializeOwned>(line: &[u8]) -> Result<T, ClientError> {
     let value: Value =
         serde_json::from_slice(line).map_err(|e| ClientError::Decode(e.to_string()))?;
     if value.get("type").and_then(Value::as_str) == Some("error") {

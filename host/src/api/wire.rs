@@ -52,3 +52,43 @@ pub struct WatchErrorLine {
     pub error: String,
     pub code: ErrorCode,
 }
+
+/// `PUT /v1/agents/{id}`: an agent registers (or re-registers) with its labels.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterBody {
+    #[serde(default)]
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+/// `POST /v1/agents/{id}/heartbeat`: the agent is alive, and counts as connected for `ttl_ms`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HeartbeatBody {
+    pub ttl_ms: u64,
+}
+
+/// `POST /v1/nimbus/watch`: follow an agent's items after `from`; `known` is what the agent
+/// holds (key → version), so that items no longer meant for it are sent as deletes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedBody {
+    pub agent: String,
+    pub from: Revision,
+    #[serde(default)]
+    pub known: std::collections::HashMap<String, u64>,
+}
+
+/// `POST /v1/nimbus/status`: an agent's reports on its items.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportBody {
+    pub agent: String,
+    pub reports: Vec<crate::nimbus::AgentReport>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RecordedBody {
+    /// Reports written (those on items withdrawn meanwhile are dropped).
+    pub recorded: usize,
+}

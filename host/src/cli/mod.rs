@@ -1,6 +1,8 @@
 //! The `reactor-host` command line: `serve` and the client commands. This is the program's
 //! edge, so errors are `anyhow` here and become one line on stderr in main.
 
+mod agent;
+mod agents;
 mod apply;
 mod client_args;
 mod components;
@@ -37,12 +39,16 @@ pub enum Command {
     Watch(watch::WatchArgs),
     /// List the loaded components: name, world, file, sha256, state, last error.
     Components(components::ComponentsArgs),
+    /// Run an agent: receive the items meant for it, apply them, report their state.
+    Agent(agent::AgentArgs),
+    /// List the agents: connected or not, last seen, items applied / pending / failed.
+    Agents(agents::AgentsArgs),
 }
 
 impl Command {
     /// Whether this command is the long-running server (it logs more by default).
     pub fn is_server(&self) -> bool {
-        matches!(self, Self::Serve(_))
+        matches!(self, Self::Serve(_) | Self::Agent(_))
     }
 }
 
@@ -54,5 +60,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Delete(args) => delete::run(args).await,
         Command::Watch(args) => watch::run(args).await,
         Command::Components(args) => components::run(args).await,
+        Command::Agent(args) => agent::run(args).await,
+        Command::Agents(args) => agents::run(args).await,
     }
 }

@@ -2,6 +2,7 @@
 //! object, decide the one callback level state calls for, run it, and record the outcome in
 //! the queue (backoff, requeue), the status, the finalizers and the metrics.
 
+use super::agent_status::ReportRelay;
 use super::decide::{Decision, decide};
 use super::locks::ObjectLocks;
 use super::reactor::{Action, Failure, Reactor, ReactorInfo};
@@ -37,6 +38,9 @@ impl Default for ControllerOptions {
         }
     }
 }
+
+/// Owners whose agents' reports are delivered at once, per controller.
+const REPORT_WORKERS: usize = 2;
 
 /// What every controller of a host shares.
 #[derive(Clone)]
@@ -87,6 +91,8 @@ struct Inner {
     reflectors: HashMap<String, Arc<Reflector>>,
     queue: WorkQueue<ObjectKey>,
     keys: Mutex<HashMap<ObjectKey, KeyState>>,
+    /// Agents' reports on the items this reactor's objects published.
+    relay: ReportRelay,
     options: ControllerOptions,
 }
 
@@ -107,6 +113,7 @@ impl std::fmt::Debug for Controller {
 impl Drop for Controller {
     fn drop(&mut self) {
         self.inner.queue.shut_down();
+        self.inner.relay.shut_down();
         for task in &self.tasks {
             task.abort();
         }
@@ -127,6 +134,16 @@ impl Controller {
             max_rate: options.max_rate,
             burst: options.max_rate.max(1.0),
         });
+        let relay = ReportRelay::new(
+            &info.name,
+            QueueOptions {
+                name: format!("{}-reports", info.name),
+                backoff: options.backoff,
+                max_rate: options.max_rate,
+                burst: options.max_rate.max(1.0),
+            },
+            options.lock_retry,
+        );
         let inner = Arc::new(Inner {
             info,
             reactor: std::sync::RwLock::new(reactor),
@@ -134,6 +151,7 @@ impl Controller {
             reflectors,
             queue,
             keys: Mutex::new(HashMap::new()),
+            relay,
             options,
         });
         let mut tasks = Vec::new();
@@ -145,6 +163,12 @@ impl Controller {
         }
         for _ in 0..inner.options.concurrency.max(1) {
             tasks.push(tokio::spawn(work(inner.clone())));
+        }
+        for _ in 0..REPORT_WORKERS {
+            let inner = inner.clone();
+            tasks.push(tokio::spawn(async move {
+                inner.relay.work(&inner.shared, || inner.reactor()).await;
+            }));
         }
         Self { inner, tasks }
     }
@@ -161,6 +185,11 @@ impl Controller {
             .reactor
             .write()
             .unwrap_or_else(|p| p.into_inner()) = reactor;
+    }
+
+    /// Hands an agent's report on an item that `owner` published to `on-agent-status`.
+    pub fn offer_report(&self, owner: ObjectKey, report: crate::nimbus::AgentReport) {
+        self.inner.relay.offer(owner, report);
     }
 
     /// Keys waiting to run now.

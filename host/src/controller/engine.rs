@@ -6,8 +6,11 @@ use super::dispatch::{Controller, ControllerOptions, Shared};
 use super::locks::ObjectLocks;
 use super::reactor::{Reactor, ReactorInfo};
 use super::reflector::Reflectors;
+use super::report_router::{self, ReportSink};
 use super::wasm::WasmReactor;
 use crate::api::server::Admission;
+use crate::nimbus::{AGENT_KIND, AgentReport, ITEM_KIND};
+use crate::object::ObjectKey;
 use crate::object::{ApplyRequest, Meta, Object};
 use crate::runtime::{ComponentEvent, Runtime, World};
 use crate::store::{Store, StoreError};
@@ -22,6 +25,24 @@ pub struct Engine {
     /// Per-reactor overrides of the options (e.g. concurrency from the config file).
     tuning: Mutex<BTreeMap<String, ControllerOptions>>,
     attached: Mutex<BTreeMap<String, Attached>>,
+    /// Hands agents' reports to the controllers; stops with the engine.
+    router: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Some(router) = self.router.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            router.abort();
+        }
+    }
+}
+
+impl ReportSink for Engine {
+    fn offer_report(&self, component: &str, owner: ObjectKey, report: AgentReport) {
+        if let Some(attached) = self.attached().get(component) {
+            attached.controller.offer_report(owner, report);
+        }
+    }
 }
 
 struct Attached {
@@ -39,8 +60,9 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
+    /// A new engine; it follows agents' reports from the start (needs a tokio runtime).
     pub fn new(store: Arc<dyn Store>, options: ControllerOptions) -> Arc<Self> {
-        Arc::new(Self {
+        let engine = Arc::new(Self {
             shared: Shared {
                 reflectors: Arc::new(Reflectors::new(store.clone())),
                 store,
@@ -49,7 +71,23 @@ impl Engine {
             options,
             tuning: Mutex::new(BTreeMap::new()),
             attached: Mutex::new(BTreeMap::new()),
-        })
+            router: Mutex::new(None),
+        });
+        let reflectors = &engine.shared.reflectors;
+        if let (Some(items), Some(agents)) = (
+            reflectors.acquire(ITEM_KIND),
+            reflectors.acquire(AGENT_KIND),
+        ) {
+            let sink: Arc<dyn ReportSink> = engine.clone();
+            let sink = Arc::downgrade(&sink);
+            let task = tokio::spawn(async move {
+                // The agents' cache lives as long as the routing: roll-ups read it.
+                let _agents = agents;
+                report_router::route(sink, items).await;
+            });
+            *engine.router.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+        }
+        engine
     }
 
     pub fn shared(&self) -> &Shared {

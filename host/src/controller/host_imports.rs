@@ -4,12 +4,12 @@
 
 use super::dispatch::Shared;
 use super::status::{merge_reactor_status, update_status};
-use super::wasm::{from_guest, to_guest};
+use super::wasm::{from_guest, report_to_guest, to_guest};
 use crate::nimbus::{self, ItemTarget, Owner};
-use crate::object::{ApplyRequest, Selector};
+use crate::object::{ApplyRequest, Object, Selector};
 use crate::runtime::bindings::reactor::host::nimbus::{NimbusError, Target};
 use crate::runtime::bindings::reactor::host::store::StoreError as GuestStoreError;
-use crate::runtime::{Caller, ControllerHost, ItemState, ItemStatus, Object as GuestObject};
+use crate::runtime::{Caller, ControllerHost, ItemStatus, Object as GuestObject};
 use crate::store::StoreError;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -158,33 +158,32 @@ impl ControllerHost for EngineHost {
         prefix: &str,
     ) -> Result<Vec<ItemStatus>, NimbusError> {
         let owner = owner(caller)?;
-        let items = nimbus::items_of(self.shared.store.as_ref(), &owner.kind, &owner.name, prefix)
-            .await
-            .map_err(nimbus_error)?;
-        let mut statuses = Vec::new();
-        for (object, item) in items {
-            let Some(agents) = object.status.get("agents").and_then(|a| a.as_object()) else {
-                continue;
-            };
-            for (agent, report) in agents {
-                let state = match report.get("state").and_then(|s| s.as_str()) {
-                    Some("applied") => ItemState::Applied,
-                    Some("failed") => ItemState::Failed,
-                    Some("removed") => ItemState::Removed,
-                    _ => ItemState::Pending,
-                };
-                statuses.push(ItemStatus {
-                    key: item.key.clone(),
-                    agent: agent.clone(),
-                    state,
-                    message: report
-                        .get("message")
-                        .and_then(|m| m.as_str())
-                        .map(str::to_owned),
-                    revision: report.get("revision").and_then(|r| r.as_u64()).unwrap_or(0),
-                });
+        // Reports change all the time; the engine's cache of the items has every report
+        // that was handed to a reactor, without a store read per call.
+        let items: Vec<Object> = match self.shared.reflectors.acquire(nimbus::ITEM_KIND) {
+            Some(cache) => {
+                cache.synced().await;
+                cache.list(&nimbus::owner_selector(&owner.kind, &owner.name))
             }
-        }
+            None => nimbus::items_of(self.shared.store.as_ref(), &owner.kind, &owner.name, "")
+                .await
+                .map_err(nimbus_error)?
+                .into_iter()
+                .map(|(object, _)| object)
+                .collect(),
+        };
+        let statuses = items
+            .iter()
+            .filter(|object| {
+                object
+                    .spec
+                    .get("key")
+                    .and_then(|k| k.as_str())
+                    .is_some_and(|k| k.starts_with(prefix))
+            })
+            .flat_map(|object| nimbus::reports_of(object).into_values())
+            .map(|report| report_to_guest(&report))
+            .collect();
         Ok(statuses)
     }
 }

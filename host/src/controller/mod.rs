@@ -1,5 +1,6 @@
 //! The controller engine: reflectors feed per-reactor work queues whose workers call reactors.
 
+pub mod agent_status;
 pub mod backoff;
 pub mod decide;
 pub mod dispatch;
@@ -9,6 +10,7 @@ pub mod locks;
 pub mod queue;
 pub mod reactor;
 pub mod reflector;
+pub mod report_router;
 pub mod status;
 pub mod wasm;
 

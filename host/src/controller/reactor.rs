@@ -1,6 +1,7 @@
 //! What the engine calls: a reactor's callbacks, whether the logic is a WASM component or
 //! native Rust (the benchmarks' baseline).
 
+use crate::nimbus::AgentReport;
 use crate::object::Object;
 use async_trait::async_trait;
 use std::time::Duration;
@@ -47,4 +48,11 @@ pub trait Reactor: Send + Sync + 'static {
     async fn on_update(&self, old: &Object, new: &Object) -> Reaction;
 
     async fn on_delete(&self, object: &Object) -> Reaction;
+
+    /// An agent reported on an item that `owner` published; `owner` is read fresh from the
+    /// store. A reactor that does not care keeps this default.
+    async fn on_agent_status(&self, owner: &Object, report: &AgentReport) -> Reaction {
+        let _ = (owner, report);
+        Ok(Action::Done)
+    }
 }

@@ -3,14 +3,13 @@
 //! overwrites a concurrent change; the reactor's own status keys are kept beside it.
 
 use crate::object::Object;
+pub use crate::store::update_status;
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The key under `status` that the host owns.
 pub const RECONCILE: &str = "reconcile";
-
-const CAS_ATTEMPTS: usize = 16;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -56,54 +55,26 @@ fn with_entry(status: &Value, reactor: &str, entry: &ReconcileStatus) -> Value {
     Value::Object(status)
 }
 
-/// The status a reactor sets, with the host-owned part of `current` kept.
-pub fn merge_reactor_status(current: &Value, mut set: Value) -> Value {
-    let Some(host_part) = current.get(RECONCILE) else {
-        return set;
-    };
-    match &mut set {
-        Value::Object(map) => {
-            map.insert(RECONCILE.to_owned(), host_part.clone());
-            set
-        }
-        _ => {
-            let mut map = Map::new();
-            map.insert("value".to_owned(), set);
-            map.insert(RECONCILE.to_owned(), host_part.clone());
-            Value::Object(map)
-        }
-    }
-}
+/// The keys under `status` that the host owns: reconcile entries and the propagation roll-up.
+const HOST_KEYS: [&str; 2] = [RECONCILE, super::agent_status::PROPAGATION];
 
-/// Rewrites `kind/name`'s status with `update` applied to its current value, retrying on
-/// conflicts. Does nothing if the object is gone or the status would not change.
-pub async fn update_status(
-    store: &dyn Store,
-    kind: &str,
-    name: &str,
-    update: impl Fn(&Value) -> Value,
-) -> Result<Option<Object>, StoreError> {
-    for _ in 0..CAS_ATTEMPTS {
-        let Some(current) = store.get(kind, name).await? else {
-            return Ok(None);
-        };
-        let next = update(&current.status);
-        if next == current.status {
-            return Ok(Some(current));
-        }
-        match store
-            .set_status(kind, name, next, Some(current.meta.revision))
-            .await
-        {
-            Ok(object) => return Ok(Some(object)),
-            Err(StoreError::Conflict { .. }) => continue,
-            Err(StoreError::NotFound { .. }) => return Ok(None),
-            Err(e) => return Err(e),
-        }
+/// The status a reactor sets, with the host-owned part of `current` kept.
+pub fn merge_reactor_status(current: &Value, set: Value) -> Value {
+    let kept: Vec<(&str, &Value)> = HOST_KEYS
+        .iter()
+        .filter_map(|key| Some((*key, current.get(*key)?)))
+        .collect();
+    if kept.is_empty() {
+        return set;
     }
-    Err(StoreError::Backend(format!(
-        "status of {kind}/{name} kept changing: gave up after {CAS_ATTEMPTS} attempts"
-    )))
+    let mut map = match set {
+        Value::Object(map) => map,
+        other => Map::from_iter([("value".to_owned(), other)]),
+    };
+    for (key, value) in kept {
+        map.insert(key.to_owned(), value.clone());
+    }
+    Value::Object(map)
 }
 
 /// Writes `reactor`'s reconcile entry.

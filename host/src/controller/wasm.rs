@@ -2,6 +2,7 @@
 //! and turns traps, deadlines and memory caps into retryable failures.
 
 use super::reactor::{Action, Failure, Reaction, Reactor, ReactorInfo};
+use crate::nimbus::{AgentReport, ReportState};
 use crate::object::{Meta, Object};
 use crate::runtime::{self, CallError, ControllerHandle, ReactorError};
 use async_trait::async_trait;
@@ -64,6 +65,22 @@ pub fn from_guest(object: runtime::Object) -> Result<Object, String> {
     })
 }
 
+/// The WIT item status for an agent's report.
+pub fn report_to_guest(report: &AgentReport) -> runtime::ItemStatus {
+    runtime::ItemStatus {
+        key: report.key.clone(),
+        agent: report.agent.clone(),
+        state: match report.state {
+            ReportState::Pending => runtime::ItemState::Pending,
+            ReportState::Applied => runtime::ItemState::Applied,
+            ReportState::Failed => runtime::ItemState::Failed,
+            ReportState::Removed => runtime::ItemState::Removed,
+        },
+        message: report.message.clone(),
+        revision: report.revision,
+    }
+}
+
 /// A controller component by name; every call goes to the version serving at that moment,
 /// so a hot reload changes the logic for the next call without touching the queue.
 pub struct WasmReactor {
@@ -121,6 +138,11 @@ impl Reactor for WasmReactor {
 
     async fn on_delete(&self, object: &Object) -> Reaction {
         reaction(self.handle.on_delete(&to_guest(object)).await)
+    }
+
+    async fn on_agent_status(&self, owner: &Object, report: &AgentReport) -> Reaction {
+        let status = report_to_guest(report);
+        reaction(self.handle.on_agent_status(&to_guest(owner), &status).await)
     }
 }
 

@@ -63,7 +63,7 @@ impl Item {
 }
 
 /// The store name of the item `key`: keys are free-form paths, names are DNS labels.
-fn object_name(key: &str) -> String {
+pub(super) fn object_name(key: &str) -> String {
     // FNV-1a, 128 bits as two lanes: stable across versions and platforms, no dependency.
     let mut lanes = [0xcbf2_9ce4_8422_2325u64, 0x8422_2325_cbf2_9ce4u64];
     for (i, byte) in key.bytes().enumerate() {
@@ -156,6 +156,14 @@ pub async fn unpublish(store: &dyn Store, owner: &Owner, key: &str) -> Result<()
     }
 }
 
+/// Selects the items `owner_kind/owner_name` published.
+pub fn owner_selector(owner_kind: &str, owner_name: &str) -> Selector {
+    Selector::from_labels(&BTreeMap::from([
+        (OWNER_KIND.to_owned(), owner_kind.to_owned()),
+        (OWNER_NAME.to_owned(), owner_name.to_owned()),
+    ]))
+}
+
 /// The items `owner_kind/owner_name` has published under `prefix`.
 pub async fn items_of(
     store: &dyn Store,
@@ -163,11 +171,9 @@ pub async fn items_of(
     owner_name: &str,
     prefix: &str,
 ) -> Result<Vec<(Object, Item)>, NimbusError> {
-    let selector = Selector::from_labels(&BTreeMap::from([
-        (OWNER_KIND.to_owned(), owner_kind.to_owned()),
-        (OWNER_NAME.to_owned(), owner_name.to_owned()),
-    ]));
-    let listing = store.list(ITEM_KIND, &selector).await?;
+    let listing = store
+        .list(ITEM_KIND, &owner_selector(owner_kind, owner_name))
+        .await?;
     let mut items: Vec<(Object, Item)> = listing
         .items
         .into_iter()

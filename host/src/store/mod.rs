@@ -4,11 +4,13 @@ pub mod embedded;
 mod error;
 mod event;
 mod plan;
+mod update;
 
 pub use embedded::{EmbeddedStore, EmbeddedStoreOptions};
 pub use error::StoreError;
 pub use event::{EventType, WatchEvent};
 pub use plan::{Change, plan_apply, plan_delete, plan_set_finalizers, plan_set_status};
+pub use update::update_status;
 
 use crate::object::{ApplyRequest, Object, Revision, Selector};
 use async_trait::async_trait;

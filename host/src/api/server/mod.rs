@@ -1,5 +1,6 @@
 //! The HTTP server: routes, shared state, and the listener.
 
+mod agents;
 mod auth;
 mod components;
 mod error;
@@ -29,7 +30,7 @@ pub trait Admission: Send + Sync + 'static {
 
 use crate::store::Store;
 use axum::Router;
-use axum::routing::{get, put};
+use axum::routing::{get, post, put};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -59,6 +60,8 @@ pub(crate) struct AppState {
     pub token: Arc<str>,
     pub admission: Option<Arc<dyn Admission>>,
     pub components: Option<ComponentsApi>,
+    /// The one writer of agents' reports.
+    pub reporter: crate::nimbus::Reporter,
 }
 
 /// A bound, not yet running, server.
@@ -76,10 +79,11 @@ impl Server {
                 source,
             })?;
         let state = AppState {
-            store: config.store,
+            store: config.store.clone(),
             token: config.token.into(),
             admission: config.admission,
             components: config.components,
+            reporter: crate::nimbus::Reporter::start(config.store.clone()),
         };
         Ok(Self {
             listener,
@@ -125,6 +129,12 @@ fn router(state: AppState) -> Router {
                 // componentize-py and componentize-js components are 12-18 MB.
                 .layer(axum::extract::DefaultBodyLimit::max(64 << 20)),
         )
+        .route("/v1/agents", get(agents::list))
+        .route("/v1/agents/{id}", put(agents::register))
+        .route("/v1/agents/{id}/heartbeat", post(agents::heartbeat))
+        .route("/v1/nimbus/items", get(agents::items))
+        .route("/v1/nimbus/watch", post(agents::feed))
+        .route("/v1/nimbus/status", post(agents::report))
         .route("/metrics", get(metrics_route::render))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),

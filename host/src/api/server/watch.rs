@@ -44,6 +44,13 @@ async fn stream(
     from: Revision,
 ) -> Result<Response, ApiError> {
     let events = state.store.watch(kind.as_deref(), from).await?;
+    Ok(ndjson(events))
+}
+
+/// A stream of events as newline-delimited JSON; an error ends it with an error line.
+pub(super) fn ndjson<T: serde::Serialize>(
+    events: impl futures::Stream<Item = Result<T, StoreError>> + Send + 'static,
+) -> Response {
     let lines = events.map(|event| {
         let mut line = match event {
             Ok(event) => serde_json::to_vec(&event),
@@ -53,11 +60,11 @@ async fn stream(
         line.push(b'\n');
         Ok::<_, std::io::Error>(line)
     });
-    Ok((
+    (
         [(CONTENT_TYPE, "application/x-ndjson")],
         Body::from_stream(lines),
     )
-        .into_response())
+        .into_response()
 }
 
 /// The store ended the watch (e.g. the watcher fell behind past compaction): say why, last.

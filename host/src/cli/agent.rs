@@ -1,0 +1,66 @@
+//! `reactor-host agent`: runs an agent that receives its items from a server and applies them.
+
+use crate::agent::{AgentConfig, run as run_agent};
+use anyhow::Context;
+use clap::Args;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// This agent's id, unique among the server's agents (DNS-label-like).
+    #[arg(long)]
+    pub id: String,
+    /// A label the server selects agents by, `KEY=VALUE`; repeat for several.
+    #[arg(long = "label", value_parser = parse_label)]
+    pub labels: Vec<(String, String)>,
+    /// The server's address.
+    #[arg(long, default_value = "http://127.0.0.1:7800", env = "REACTOR_SERVER")]
+    pub server: String,
+    /// The API token of the server.
+    #[arg(long, env = "REACTOR_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Where the agent keeps what it holds, to resume after a restart.
+    #[arg(long, default_value = "./agent-data")]
+    pub data: PathBuf,
+    /// Where items are applied, each as `<southbound>/<key>.json`.
+    #[arg(long)]
+    pub southbound: Option<PathBuf>,
+    /// How often the agent tells the server it is alive, e.g. `5s`.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub heartbeat: Duration,
+}
+
+fn parse_label(text: &str) -> Result<(String, String), String> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("label {text:?} is not KEY=VALUE"))?;
+    if key.is_empty() {
+        return Err(format!("label {text:?} has an empty key"));
+    }
+    Ok((key.to_owned(), value.to_owned()))
+}
+
+pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
+    crate::object::validate_name(&args.id).with_context(|| format!("--id {}", args.id))?;
+    let token = args
+        .token
+        .context("the agent needs the server's token: pass --token or set REACTOR_TOKEN")?;
+    if args.heartbeat.is_zero() {
+        anyhow::bail!("--heartbeat must be longer than zero");
+    }
+    let config = AgentConfig {
+        id: args.id,
+        labels: args.labels.into_iter().collect::<BTreeMap<_, _>>(),
+        server: args.server,
+        token,
+        data: args.data,
+        southbound: args.southbound,
+        heartbeat: args.heartbeat,
+    };
+    tokio::select! {
+        result = run_agent(config) => Ok(result?),
+        _ = tokio::signal::ctrl_c() => Ok(()),
+    }
+}

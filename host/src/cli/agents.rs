@@ -1,0 +1,53 @@
+//! `reactor-host agents`: every registered agent, connected or not, and what it applied.
+
+use super::client_args::{ClientArgs, explain};
+use super::table::render;
+use clap::Args;
+use std::time::{Duration, UNIX_EPOCH};
+
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+pub async fn run(args: AgentsArgs) -> anyhow::Result<()> {
+    let agents = args.client.client()?.agents().await.map_err(explain)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&agents)?);
+        return Ok(());
+    }
+    let header = [
+        "ID",
+        "CONNECTED",
+        "LAST SEEN",
+        "APPLIED",
+        "PENDING",
+        "FAILED",
+        "LABELS",
+    ];
+    let rows = agents.iter().map(|a| {
+        let last_seen = a
+            .last_seen_ms
+            .map(|ms| {
+                humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms))
+                    .to_string()
+            })
+            .unwrap_or_else(|| "never".into());
+        let labels: Vec<String> = a.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        vec![
+            a.id.clone(),
+            if a.connected { "yes" } else { "no" }.to_owned(),
+            last_seen,
+            a.applied.to_string(),
+            a.pending.to_string(),
+            a.failed.to_string(),
+            labels.join(","),
+        ]
+    });
+    print!("{}", render(&header, rows));
+    Ok(())
+}

@@ -1,0 +1,151 @@
+//! Agents' reports back to the reactors: the reports recorded on an owner's items are
+//! coalesced per owner and agent, handed to the owning reactor's `on-agent-status` under the
+//! owner's lock, and rolled up into the owner's `status.propagation`.
+
+use super::dispatch::Shared;
+use super::reactor::{Failure, Reactor};
+use super::{QueueOptions, WorkQueue};
+use crate::nimbus::{self, AGENT_KIND, AgentReport, ITEM_KIND, Item};
+use crate::object::{Object, ObjectKey, Selector};
+use crate::store::update_status;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The key under `status` where the host rolls up propagation.
+pub const PROPAGATION: &str = "propagation";
+
+/// The reports waiting for one reactor, and the queue of owners that have some.
+pub struct ReportRelay {
+    reactor: String,
+    pending: Mutex<HashMap<ObjectKey, BTreeMap<String, AgentReport>>>,
+    queue: WorkQueue<ObjectKey>,
+    lock_retry: Duration,
+}
+
+impl ReportRelay {
+    pub fn new(reactor: &str, options: QueueOptions, lock_retry: Duration) -> Self {
+        Self {
+            reactor: reactor.to_owned(),
+            pending: Mutex::new(HashMap::new()),
+            queue: WorkQueue::new(options),
+            lock_retry,
+        }
+    }
+
+    fn pending(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, BTreeMap<String, AgentReport>>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues `report` for `owner`; a newer report of the same agent replaces an older one
+    /// (the reactor reads the full picture through `nimbus.statuses` anyway).
+    pub fn offer(&self, owner: ObjectKey, report: AgentReport) {
+        self.pending()
+            .entry(owner.clone())
+            .or_default()
+            .insert(report.agent.clone(), report);
+        self.queue.add(owner);
+    }
+
+    pub fn shut_down(&self) {
+        self.queue.shut_down();
+    }
+
+    /// Works the queue until it shuts down; `reactor` gives the version serving now.
+    pub async fn work(&self, shared: &Shared, reactor: impl Fn() -> Arc<dyn Reactor>) {
+        while let Some(owner) = self.queue.next().await {
+            self.deliver(shared, &owner, reactor()).await;
+            self.queue.done(&owner);
+        }
+    }
+
+    async fn deliver(&self, shared: &Shared, owner: &ObjectKey, reactor: Arc<dyn Reactor>) {
+        let Some(_guard) = shared.locks.try_lock(owner) else {
+            self.queue.add_after(owner.clone(), self.lock_retry);
+            return;
+        };
+        let batch = self.pending().remove(owner).unwrap_or_default();
+        let mut reports = batch.into_values();
+        while let Some(report) = reports.next() {
+            // Fresh each time: the previous call may have changed the status.
+            let current = match shared.store.get(owner.kind(), owner.name()).await {
+                Ok(Some(object)) if !object.meta.deleting => object,
+                Ok(_) => return,
+                Err(e) => {
+                    self.retry_later(
+                        owner,
+                        std::iter::once(report).chain(reports),
+                        &e.to_string(),
+                    );
+                    return;
+                }
+            };
+            match reactor.on_agent_status(&current, &report).await {
+                Ok(_) => {}
+                Err(Failure::Permanent(message)) => {
+                    tracing::warn!(reactor = %self.reactor, object = %owner, agent = %report.agent, error = %message, "on-agent-status failed for good");
+                }
+                Err(Failure::Retry(message)) => {
+                    self.retry_later(owner, std::iter::once(report).chain(reports), &message);
+                    return;
+                }
+            }
+        }
+        self.queue.forget(owner);
+        if let Err(e) = roll_up(shared, owner).await {
+            tracing::warn!(object = %owner, error = %e, "cannot roll up propagation");
+        }
+    }
+
+    /// Puts back the reports not delivered, unless newer ones arrived meanwhile.
+    fn retry_later(
+        &self,
+        owner: &ObjectKey,
+        reports: impl Iterator<Item = AgentReport>,
+        message: &str,
+    ) {
+        {
+            let mut pending = self.pending();
+            let waiting = pending.entry(owner.clone()).or_default();
+            for report in reports {
+                waiting.entry(report.agent.clone()).or_insert(report);
+            }
+        }
+        let delay = self.queue.add_rate_limited(owner.clone());
+        tracing::debug!(reactor = %self.reactor, object = %owner, ?delay, error = message, "on-agent-status will retry");
+    }
+}
+
+/// Writes `status.propagation` of `owner` from the cached items and agents.
+async fn roll_up(shared: &Shared, owner: &ObjectKey) -> Result<(), crate::store::StoreError> {
+    let (Some(items), Some(agents)) = (
+        shared.reflectors.acquire(ITEM_KIND),
+        shared.reflectors.acquire(AGENT_KIND),
+    ) else {
+        return Ok(());
+    };
+    let owned: Vec<(Object, Item)> = items
+        .list(&nimbus::owner_selector(owner.kind(), owner.name()))
+        .into_iter()
+        .filter_map(|o| Item::from_object(&o).map(|i| (o, i)))
+        .collect();
+    let agents = agents.list(&Selector::default());
+    let store = shared.store.as_ref();
+    let Some(current) = store.get(owner.kind(), owner.name()).await? else {
+        return Ok(());
+    };
+    let rolled = nimbus::propagation(&current, &owned, &agents);
+    let rolled = serde_json::to_value(rolled).unwrap_or_default();
+    update_status(store, owner.kind(), owner.name(), |status| {
+        let mut status = match status {
+            serde_json::Value::Object(map) => map.clone(),
+            _ => serde_json::Map::new(),
+        };
+        status.insert(PROPAGATION.to_owned(), rolled.clone());
+        serde_json::Value::Object(status)
+    })
+    .await?;
+    Ok(())
+}
