@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Builds every guest and example component for wasm32-wasip2 into OUT/<folder-name>.wasm.
+# Builds every guest and example component into OUT/<folder-name>.wasm: Rust crates for
+# wasm32-wasip2, Python apps with componentize-py, JavaScript with componentize-js.
 #
 # usage: scripts/build-components.sh OUT
+#
+# Python and JavaScript builds take seconds to tens of seconds, so each output carries a
+# stamp (OUT/.<name>.inputs) with the sha256 of everything it was built from (its folder,
+# sdk/python or sdk/js, wit/, the tool version); an output whose stamp matches is kept.
+# Content hashes, not mtimes: a fresh clone (CI) has new mtimes but the same content.
+# Tools: scripts/setup.sh installs componentize-py; componentize-js is installed by
+# `npm ci` from examples/policy-js/package-lock.json into a cache folder keyed by the
+# lockfile's hash (REACTOR_TOOLS, see scripts/tools.sh), shared by every clone.
 #
 # Each crate is built on its own (`-p`): a component targets one world, and building the
 # controller and descriptor crates together would unify reactor-sdk's world features.
@@ -50,3 +59,70 @@ if [ -f "$root/examples/Cargo.toml" ]; then
     done
     [ ${#examples[@]} -gt 0 ] && build "$root/examples" "${examples[@]}"
 fi
+
+# shellcheck source=tools.sh
+. "$root/scripts/tools.sh"
+
+# inputs_hash FILE_OR_DIR... : sha256 over the paths and contents of the files given.
+inputs_hash() {
+    (cd "$root" && find "$@" -type f ! -path '*/node_modules/*' ! -path '*/__pycache__/*' -print0 \
+        | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+}
+
+# fresh NAME HASH : whether OUT/NAME.wasm was built from inputs hashing to HASH.
+fresh() {
+    [ -f "$out/$1.wasm" ] && [ -f "$out/.$1.inputs" ] && [ "$(cat "$out/.$1.inputs")" = "$2" ]
+}
+
+stamp() {
+    echo "$2" >"$out/.$1.inputs"
+    echo "$out/$1.wasm"
+}
+
+# Python: every folder of examples/ with an app.py; its first line `# world: NAME` picks the
+# world (default controller).
+for dir in "$root"/examples/*/; do
+    [ -f "$dir/app.py" ] || continue
+    name="$(basename "$dir")"
+    world="$(sed -n '1s/^# world: *\([a-z-]*\).*/\1/p' "$dir/app.py")"
+    world="${world:-controller}"
+    if [ ! -x "$COMPONENTIZE_PY" ]; then
+        echo "componentize-py $COMPONENTIZE_PY_VERSION is missing: run scripts/setup.sh" >&2
+        exit 1
+    fi
+    hash="$(inputs_hash "examples/$name" sdk/python wit; echo "$COMPONENTIZE_PY_VERSION $world")"
+    hash="$(echo "$hash" | sha256sum | cut -d' ' -f1)"
+    fresh "$name" "$hash" && { echo "$out/$name.wasm"; continue; }
+    (cd "$root" && "$COMPONENTIZE_PY" -d wit -w "$world" componentize app \
+        -p "examples/$name" -p sdk/python -o "$out/.$name.wasm.tmp" >/dev/null)
+    mv "$out/.$name.wasm.tmp" "$out/$name.wasm"
+    stamp "$name" "$hash"
+done
+
+# JavaScript: every folder of examples/ with a package.json whose "main" is the module to
+# componentize (world `controller`). No WASI http: the host grants no network.
+for dir in "$root"/examples/*/; do
+    [ -f "$dir/package.json" ] || continue
+    name="$(basename "$dir")"
+    main="$(node -p "require('$dir/package.json').main")"
+    lock_hash="$(sha256sum "$dir/package-lock.json" | cut -c1-16)"
+    modules="$REACTOR_TOOLS/npm-$lock_hash"
+    if [ ! -f "$modules/.installed" ]; then
+        rm -rf "$modules"
+        mkdir -p "$modules"
+        cp "$dir/package.json" "$dir/package-lock.json" "$modules/"
+        # `npm ci` would refuse this lockfile: jco-node-fs 0.3.2 names optional platform
+        # packages (win32, musl) that the registry does not serve, which `npm install`
+        # skips. `npm install --no-save` installs the lockfile's versions and changes nothing.
+        (cd "$modules" && npm install --no-save --no-audit --no-fund --loglevel=error >&2)
+        touch "$modules/.installed"
+    fi
+    hash="$(inputs_hash "examples/$name" sdk/js wit; echo "$lock_hash")"
+    hash="$(echo "$hash" | sha256sum | cut -d' ' -f1)"
+    fresh "$name" "$hash" && { echo "$out/$name.wasm"; continue; }
+    # componentize-js resolves relative imports from its working directory: the repo root.
+    (cd "$root" && "$modules/node_modules/.bin/componentize-js" --wit wit -n controller \
+        -d http -d fetch-event -o "$out/.$name.wasm.tmp" "examples/$name/$main" >/dev/null)
+    mv "$out/.$name.wasm.tmp" "$out/$name.wasm"
+    stamp "$name" "$hash"
+done

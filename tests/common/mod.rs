@@ -11,7 +11,12 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_reactor-host");
+/// The binary under test. `REACTOR_HOST_BIN` at compile time overrides it (a copy of the
+/// binary, when several worktrees share one target folder and overwrite its binary).
+pub const BIN: &str = match option_env!("REACTOR_HOST_BIN") {
+    Some(bin) => bin,
+    None => env!("CARGO_BIN_EXE_reactor-host"),
+};
 
 /// A `reactor-host serve` process on a free loopback port.
 pub struct Host {

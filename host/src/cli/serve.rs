@@ -58,6 +58,8 @@ pub struct ServeArgs {
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    // Count the loads of the components found at start (compiled or from the cache).
+    crate::api::server::install_metrics();
     let (store, token, etcd) = open_store(&args).await?;
     // On etcd the engine works only on the shards this replica owns, and writes through a
     // handle fenced by its lease; the API serves every object and is not fenced.

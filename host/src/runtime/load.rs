@@ -15,6 +15,25 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 use wasmtime::component::Component;
 
+/// Where a version's compiled code came from (shown in the log and the metrics
+/// `reactor_component_compiles_total` / `reactor_component_cache_hits_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Compiled from the wasm now.
+    Compiled,
+    /// Taken from the on-disk cache of compiled code.
+    Cache,
+}
+
+impl Source {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Source::Compiled => "compiled",
+            Source::Cache => "cache",
+        }
+    }
+}
+
 /// Export name of the controller world's interface.
 const REACTOR_EXPORT: &str = "reactor:host/reactor@0.1.0";
 /// Export name of the descriptor world's interface.
@@ -85,11 +104,12 @@ impl Inner {
             Ok(Some(serving)) => {
                 let described = serving.described.clone();
                 let sha256 = serving.loaded.sha256.clone();
+                let source = serving.source.as_str();
                 slot.current.store(Some(Arc::new(serving)));
                 slot.set_error(None);
                 metrics::counter!("reactor_component_loads_total", "component" => name.clone())
                     .increment(1);
-                tracing::info!(component = %name, %sha256, elapsed_ms = started.elapsed().as_millis() as u64, "component loaded");
+                tracing::info!(component = %name, %sha256, code = source, elapsed_ms = started.elapsed().as_millis() as u64, "component loaded");
                 let _ = self.events.send(ComponentEvent::Loaded {
                     name: name.clone(),
                     world: slot.world,
@@ -149,7 +169,12 @@ impl Inner {
                 path: path.to_owned(),
             });
         }
-        let component = self.compile(path.to_owned(), bytes, sha256.clone()).await?;
+        let (component, source) = self.compile(path.to_owned(), bytes, sha256.clone()).await?;
+        let counter = match source {
+            Source::Compiled => "reactor_component_compiles_total",
+            Source::Cache => "reactor_component_cache_hits_total",
+        };
+        metrics::counter!(counter, "component" => slot.name.clone()).increment(1);
         self.check_world(path, &component, slot.world)?;
         let linker = match slot.world {
             World::Controller => &self.controller_linker,
@@ -195,7 +220,11 @@ impl Inner {
                 vec![self.southbound_grant(&slot.name, southbound, &info.name)?];
             loaded.drain_warm();
         }
-        Ok(Some(Serving { loaded, described }))
+        Ok(Some(Serving {
+            loaded,
+            described,
+            source,
+        }))
     }
 
     /// A descriptor's own southbound folder, `<southbound>/<descriptor-name>/`, created if
@@ -228,14 +257,14 @@ impl Inner {
         path: PathBuf,
         bytes: Vec<u8>,
         sha256: String,
-    ) -> Result<Component, RuntimeError> {
+    ) -> Result<(Component, Source), RuntimeError> {
         let inner = self.clone();
         let task_path = path.clone();
         tokio::task::spawn_blocking(move || {
             match inner.cache.load(&inner.engine, &sha256) {
                 Lookup::Hit(component) => {
                     inner.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
-                    return Ok(component);
+                    return Ok((component, Source::Cache));
                 }
                 Lookup::Discarded => {
                     inner.stats.cache_discarded.fetch_add(1, Ordering::Relaxed);
@@ -250,7 +279,7 @@ impl Inner {
             })?;
             inner.stats.compiled.fetch_add(1, Ordering::Relaxed);
             inner.cache.store(&sha256, &component);
-            Ok(component)
+            Ok((component, Source::Compiled))
         })
         .await
         .map_err(|e| RuntimeError::Compile {

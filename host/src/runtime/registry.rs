@@ -93,6 +93,8 @@ pub(crate) struct Slot {
 pub(crate) struct Serving {
     pub(crate) loaded: Loaded,
     pub(crate) described: Described,
+    /// Whether its code was compiled or taken from the cache.
+    pub(crate) source: super::load::Source,
 }
 
 impl Slot {

@@ -11,6 +11,13 @@ mod watch;
 pub use components::ComponentsApi;
 pub use error::ApiError;
 
+/// Installs the process-wide metrics recorder now (it is otherwise installed at the first
+/// request), so that what happens before the server listens, such as loading the
+/// components found at start, is counted too.
+pub fn install_metrics() {
+    metrics_route::handle();
+}
+
 /// Admission: decides synchronously whether an apply may go ahead (the reactors' validate).
 #[async_trait::async_trait]
 pub trait Admission: Send + Sync + 'static {

@@ -1,0 +1,231 @@
+// Write reactor-host controllers in JavaScript (componentize-js, world `controller`).
+//
+//   import { defineReactor, spec, status, setStatus, publish, log } from '../../sdk/js/reactor-sdk.js';
+//   export const reactor = defineReactor({
+//     describe: () => ({ name: 'my-reactor', kinds: ['Thing'], resyncPeriodMs: 60000, handlesDelete: true }),
+//     onCreate(obj) { setStatus({ ...status(obj), seen: true }); },
+//   });
+//
+// What it takes off your hands:
+// - every callback has a default (`validate` accepts, `onUpdate(old, new)` calls
+//   `onCreate(new)`, the others do nothing), as in the Rust SDK;
+// - a callback returns nothing (done) or `requeueAfter(ms)`; it fails by throwing
+//   `retry(msg)` or `permanent(msg)`. A failed store or Nimbus call becomes the right error
+//   (unavailable and conflict retry, the rest are permanent), bad JSON is permanent, and any
+//   other exception retries with its message, so it shows in `status.reconcile`;
+// - `validate` refuses by throwing anything; its message is what the user sees;
+// - JSON: `spec(obj)`, `status(obj)`, `labels(obj)` give plain objects; `setStatus`,
+//   `publish` and `apply` take any JSON-serialisable value; `u64` numbers (resync period,
+//   requeue delay) may be given as plain numbers.
+//
+// componentize-js resolves relative imports from the folder it runs in: build from the
+// repository root (scripts/build-components.sh does).
+
+import * as store from 'reactor:host/store@0.1.0';
+import * as nimbus from 'reactor:host/nimbus@0.1.0';
+import { log as writeLog } from 'reactor:host/log@0.1.0';
+import { get as configGet } from 'reactor:host/config@0.1.0';
+
+/** A failure the host retries with backoff. */
+export function retry(message) {
+  return { tag: 'retry', val: String(message) };
+}
+
+/** A failure retrying cannot fix: shown in status, not retried until the object changes. */
+export function permanent(message) {
+  return { tag: 'permanent', val: String(message) };
+}
+
+/** Returned by a callback: run the object again after `ms` milliseconds. */
+export function requeueAfter(ms) {
+  return { tag: 'requeue-after', val: BigInt(ms) };
+}
+
+const DONE = { tag: 'done' };
+
+function variantMessage(value) {
+  return value.val === undefined ? value.tag : `${value.tag}: ${value.val}`;
+}
+
+/** Maps anything a callback threw to the WIT `error` variant. */
+function toError(thrown, where) {
+  const payload = thrown && Object.prototype.hasOwnProperty.call(thrown, 'payload') ? thrown.payload : thrown;
+  if (payload && typeof payload === 'object' && typeof payload.tag === 'string') {
+    if (payload.tag === 'retry' || payload.tag === 'permanent') return payload;
+    const message = `${where.get(thrown) ?? 'host call'} ${variantMessage(payload)}`;
+    const transient = payload.tag === 'unavailable' || payload.tag === 'conflict';
+    return transient ? retry(message) : permanent(message);
+  }
+  if (thrown instanceof SyntaxError) return permanent(`invalid JSON: ${thrown.message}`);
+  if (thrown instanceof Error) return retry(`${thrown.name}: ${thrown.message}`);
+  return retry(String(thrown));
+}
+
+// Which interface a thrown host error came from, to name it in messages.
+const origin = new WeakMap();
+
+function host(name, call) {
+  return (...args) => {
+    try {
+      return call(...args);
+    } catch (e) {
+      if (e && typeof e === 'object') origin.set(e, name);
+      throw e;
+    }
+  };
+}
+
+function action(value) {
+  if (value === undefined || value === null) return DONE;
+  return value;
+}
+
+/**
+ * The export object of a reactor: pass `describe` and the callbacks you need.
+ * `export const reactor = defineReactor({...})`.
+ */
+export function defineReactor(impl) {
+  if (typeof impl.describe !== 'function') throw new Error('a reactor needs describe()');
+  const wrap = (fn) => (...args) => {
+    try {
+      return action(fn(...args));
+    } catch (e) {
+      throw { payload: toError(e, origin) };
+    }
+  };
+  const onCreate = wrap(impl.onCreate ?? (() => undefined));
+  return {
+    describe() {
+      const info = impl.describe();
+      return {
+        name: info.name,
+        kinds: [...info.kinds],
+        resyncPeriodMs: BigInt(info.resyncPeriodMs ?? 0),
+        handlesDelete: Boolean(info.handlesDelete),
+      };
+    },
+    validate(obj) {
+      if (!impl.validate) return;
+      try {
+        impl.validate(obj);
+      } catch (e) {
+        const payload = e && Object.prototype.hasOwnProperty.call(e, 'payload') ? e.payload : e;
+        let message;
+        if (payload instanceof Error) message = payload.message;
+        else if (payload && typeof payload === 'object' && 'val' in payload) message = String(payload.val);
+        else message = String(payload);
+        throw { payload: message };
+      }
+    },
+    onCreate,
+    onUpdate: impl.onUpdate ? wrap(impl.onUpdate) : (_old, obj) => onCreate(obj),
+    onDelete: wrap(impl.onDelete ?? (() => undefined)),
+    onAgentStatus: wrap(impl.onAgentStatus ?? (() => undefined)),
+  };
+}
+
+// ------------------------------------------------------------------------------ JSON
+
+/** The object's spec as a plain object (`{}` when empty). */
+export function spec(obj) {
+  const value = obj.spec ? JSON.parse(obj.spec) : {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw permanent('spec is not a JSON object');
+  }
+  return value;
+}
+
+/** The object's status as a plain object (`{}` when there is none or it is not an object). */
+export function status(obj) {
+  if (!obj.status) return {};
+  try {
+    const value = JSON.parse(obj.status);
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The object's labels as a plain object. */
+export function labels(obj) {
+  return Object.fromEntries(obj.labels);
+}
+
+/** This component's config from the host's config file, parsed; `undefined` without one. */
+export function config() {
+  const text = configGet();
+  return text === undefined || text === null ? undefined : JSON.parse(text);
+}
+
+// ------------------------------------------------------------------------------ store, nimbus
+
+const setStatusRaw = host('store', store.setStatus);
+const getRaw = host('store', store.get);
+const listRaw = host('store', store.list);
+const applyRaw = host('store', store.apply);
+const publishRaw = host('nimbus', nimbus.publish);
+const unpublishRaw = host('nimbus', nimbus.unpublish);
+const publishedRaw = host('nimbus', nimbus.published);
+const statusesRaw = host('nimbus', nimbus.statuses);
+
+/** Replaces the status of the callback's primary object. */
+export function setStatus(value) {
+  setStatusRaw(JSON.stringify(value));
+}
+
+/** One object of the store, or `undefined`. */
+export function get(kind, name) {
+  return getRaw(kind, name) ?? undefined;
+}
+
+/** The objects of `kind` whose labels include `selector`. */
+export function list(kind, selector = {}) {
+  return listRaw(kind, Object.entries(selector));
+}
+
+/** Creates or updates a child object owned by the primary object. */
+export function apply(kind, name, specValue, labelsValue = {}) {
+  return applyRaw({
+    kind,
+    name,
+    labels: Object.entries(labelsValue),
+    spec: JSON.stringify(specValue),
+    status: undefined,
+    meta: undefined,
+  });
+}
+
+/**
+ * Publishes `value` (any JSON) as Nimbus item `key`: to `{agents: [...]}` by id, or to the
+ * agents whose labels include `{selector: {...}}` (every agent when empty or left out).
+ */
+export function publish(key, value, { selector = {}, agents } = {}) {
+  const to = agents ? { tag: 'agents', val: [...agents] } : { tag: 'labels', val: Object.entries(selector) };
+  publishRaw(key, JSON.stringify(value), to);
+}
+
+/** Withdraws a Nimbus item (a missing one is fine). */
+export function unpublish(key) {
+  unpublishRaw(key);
+}
+
+/** Keys this object has published under `prefix`. */
+export function published(prefix) {
+  return publishedRaw(prefix);
+}
+
+/** Agents' latest reports on this object's items under `prefix`. */
+export function statuses(prefix) {
+  return statusesRaw(prefix);
+}
+
+// ------------------------------------------------------------------------------ log
+
+/** Logging to the host's log, under the component's name. */
+export const log = {
+  trace: (message) => writeLog('trace', String(message)),
+  debug: (message) => writeLog('debug', String(message)),
+  info: (message) => writeLog('info', String(message)),
+  warn: (message) => writeLog('warn', String(message)),
+  error: (message) => writeLog('error', String(message)),
+};
