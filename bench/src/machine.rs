@@ -45,6 +45,17 @@ pub fn rss_of(pid: u32) -> Option<u64> {
     kib_field(&status, "VmRSS:")
 }
 
+/// CPU time (user + system) process `pid` has used so far.
+pub fn cpu_time_of(pid: u32) -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) start at field 3.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // USER_HZ is 100 on Linux.
+    Some(std::time::Duration::from_millis(ticks * 10))
+}
+
 /// The commit the bench runs at (`git rev-parse HEAD`, `-dirty` if the tree has changes).
 pub fn commit() -> String {
     let git = |args: &[&str]| {
@@ -70,5 +81,10 @@ mod tests {
         let text = "Name:\tx\nVmRSS:\t  2048 kB\n";
         assert_eq!(kib_field(text, "VmRSS:"), Some(2 * 1024 * 1024));
         assert_eq!(kib_field(text, "VmHWM:"), None);
+    }
+
+    #[test]
+    fn reads_own_cpu_time() {
+        assert!(cpu_time_of(std::process::id()).is_some());
     }
 }

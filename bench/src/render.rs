@@ -129,7 +129,7 @@ mod tests {
     fn numbers_keep_their_digits() {
         assert_eq!(number(4968.3), "4968");
         assert_eq!(number(27.46), "27.5");
-        assert_eq!(number(3.14159), "3.14");
+        assert_eq!(number(4.5678), "4.57");
         assert_eq!(number(0.0123), "0.0123");
     }
 

@@ -110,15 +110,23 @@ pub async fn restart(built: &Path, objects: usize) -> anyhow::Result<RestartFigu
     })
 }
 
-/// RSS of an idle server with the 3 components and an empty store, bytes.
-pub async fn idle_rss(built: &Path) -> anyhow::Result<u64> {
+/// An idle server with the 3 components and an empty store: RSS (bytes) 2 s after the
+/// components serve, and the share of one core it used over the next 5 s (%).
+pub async fn idle(built: &Path) -> anyhow::Result<(u64, f64)> {
     let dir = tempfile::tempdir()?;
     let (data, components) = (dir.path().join("data"), dir.path().join("components"));
     components_dir(built, &components)?;
     let server = Server::start(&data, &components)?;
     server.wait_components(COMPONENTS.len()).await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    server
+    let rss = server
         .rss()
-        .ok_or_else(|| anyhow::anyhow!("no RSS for the server"))
+        .ok_or_else(|| anyhow::anyhow!("no RSS for the server"))?;
+    let (before, started) = (server.cpu_time().unwrap_or_default(), Instant::now());
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let used = server.cpu_time().unwrap_or_default().saturating_sub(before);
+    Ok((
+        rss,
+        used.as_secs_f64() * 100.0 / started.elapsed().as_secs_f64(),
+    ))
 }

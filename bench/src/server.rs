@@ -94,6 +94,10 @@ impl Server {
         }
     }
 
+    pub fn cpu_time(&self) -> Option<Duration> {
+        crate::machine::cpu_time_of(self.child.id())
+    }
+
     pub fn rss(&self) -> Option<u64> {
         crate::machine::rss_of(self.child.id())
     }
