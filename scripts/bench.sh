@@ -1,9 +1,25 @@
 #!/usr/bin/env bash
-# Builds the components and runs the benchmark scenarios in release mode.
-# usage: scripts/bench.sh [OBJECTS]   (objects for the end-to-end scenario, default 2000)
+# Runs the benchmark scenarios against their same-run baselines, in release mode, and
+# writes bench/results/latest.json and docs/performance.md (with its PNG plots).
+#
+# usage: scripts/bench.sh [SCENARIO...] [-- reactor-bench run options]
+#   scenarios: store dispatch reload end-to-end fan-out kvscheduler restart languages memory
+#   (default: all). Rows of scenarios not named are kept from the previous results file.
+#   options, e.g.: --objects 1000 --dispatch-sizes 250,1000,4000 --reloads 100
+#                  --restart-objects 100000 --store-scale 1.0
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-out="target/bench-components"
+scenarios=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+    scenarios+=("$1")
+    shift
+done
+[ "${1:-}" = "--" ] && shift
+scripts/setup.sh            # etcd-server (the store's peer), protoc, a font for the plots
+target="${CARGO_TARGET_DIR:-target}"
+out="$target/bench-components"
 scripts/build-components.sh "$out" >/dev/null
-cargo run --release -q -p reactor-bench -- "$out" "$@"
+cargo build --release -q -p reactor-bench -p reactor-host
+bench="$target/release/reactor-bench"
+"$bench" run "$out" ${scenarios[@]+"${scenarios[@]}"} "$@"
+"$bench" render

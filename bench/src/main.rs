@@ -1,63 +1,109 @@
-//! reactor-bench: scenarios measured against a native baseline in the same run. Absolute
+//! reactor-bench: every scenario of issue 8 measured against a baseline in the same run,
+//! written to bench/results/latest.json and rendered to docs/performance.md. Absolute
 //! times on a shared machine are noise; the ratios are the result.
 
+mod dispatch;
 mod end_to_end;
+mod etcd;
+mod languages;
+mod machine;
+mod mem_store;
+mod native_policy;
+mod pipeline;
+mod plot;
+mod reload;
+mod render;
+mod report;
+mod restart;
+mod scenarios;
+mod server;
+mod sink;
 mod store;
 
+use anyhow::bail;
+use clap::{Parser, Subcommand};
+use report::{Report, SCENARIOS};
 use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(about = "reactor-host benchmarks against same-run baselines")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Runs every scenario, or the ones named, and merges the rows into the results file.
+    Run {
+        /// The built components (scripts/build-components.sh OUT).
+        components: PathBuf,
+        /// Scenarios to run (default: all): store dispatch reload end-to-end fan-out
+        /// kvscheduler restart languages memory.
+        scenarios: Vec<String>,
+        #[command(flatten)]
+        sizes: scenarios::Sizes,
+        #[arg(long, default_value = "bench/results/latest.json")]
+        out: PathBuf,
+    },
+    /// Renders a results file as Markdown with its plots (PNG, beside the page).
+    Render {
+        #[arg(long = "in", default_value = "bench/results/latest.json")]
+        input: PathBuf,
+        #[arg(long, default_value = "docs/performance.md")]
+        out: PathBuf,
+        /// Hand-written findings appended to the page.
+        #[arg(long, default_value = "bench/results/findings.md")]
+        findings: PathBuf,
+    },
+}
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let mut args = std::env::args().skip(1);
-    let components = PathBuf::from(
-        args.next()
-            .ok_or_else(|| anyhow::anyhow!("usage: reactor-bench COMPONENTS_DIR [OBJECTS]"))?,
-    );
-    let objects = args.next().map(|n| n.parse()).transpose()?.unwrap_or(2000);
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    println!("machine: {cores} cores");
-
-    for writers in [1, 8, 64] {
-        let s = store::measure(writers, 8_000).await?;
-        println!(
-            "store, {} writers, {} durable writes: {:.0} writes/s, watch lag p50 {:?} p99 {:?}",
-            s.writers, s.writes, s.writes_per_s, s.lag_p50, s.lag_p99
-        );
+    match Cli::parse().command {
+        Command::Run {
+            components,
+            scenarios,
+            sizes,
+            out,
+        } => {
+            let names: Vec<String> = if scenarios.is_empty() {
+                SCENARIOS.iter().map(|s| s.to_string()).collect()
+            } else {
+                scenarios
+            };
+            if let Some(unknown) = names.iter().find(|n| !SCENARIOS.contains(&n.as_str())) {
+                bail!(
+                    "unknown scenario {unknown:?}; known: {}",
+                    SCENARIOS.join(" ")
+                );
+            }
+            let run = scenarios::run(&names, &components, &sizes).await;
+            let failed = run.scenarios.iter().any(|s| s.note.starts_with("failed"));
+            let previous = Report::load(&out).ok();
+            let report = run.merge_into(previous, &names);
+            report.save(&out)?;
+            println!("wrote {}", out.display());
+            if failed {
+                bail!("some scenarios failed (see {})", out.display());
+            }
+        }
+        Command::Render {
+            input,
+            out,
+            findings,
+        } => {
+            let report = Report::load(&input)?;
+            let findings = std::fs::read_to_string(&findings).ok();
+            let dir = out
+                .parent()
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("."));
+            std::fs::create_dir_all(&dir)?;
+            let md = render::render(&report, findings.as_deref(), &dir)?;
+            std::fs::write(&out, md)?;
+            println!("wrote {}", out.display());
+        }
     }
-
-    let read = |name: &str| std::fs::read(components.join(format!("{name}.wasm")));
-    let (v1, v2) = (read("version-1")?, read("version-2")?);
-    let (wasm, native) = reactor_host::runtime::bench::call_vs_native(&v1, 500).await?;
-    println!(
-        "call: wasm median {:?} p99 {:?}; native median {:?}; wasm/native {:.1}",
-        wasm.median,
-        wasm.p99,
-        native.median,
-        wasm.median.as_secs_f64() / native.median.as_secs_f64().max(1e-9)
-    );
-    let (on_demand, pooling) = reactor_host::runtime::bench::instantiation(
-        &v1,
-        reactor_host::runtime::World::Controller,
-        200,
-    )
-    .await?;
-    println!(
-        "instantiate: on-demand median {:?}, pooling median {:?}",
-        on_demand.median, pooling.median
-    );
-    let reload = reactor_host::runtime::bench::reload_latency(&v1, &v2, 20).await?;
-    println!(
-        "reload (file written → new version serving): median {:?} p99 {:?}",
-        reload.median, reload.p99
-    );
-
-    let e2e = end_to_end::measure(objects, &components.join("policy-rust.wasm")).await?;
-    println!(
-        "end-to-end, {} objects apply→status: wasm {:.0}/s, native {:.0}/s, wasm/native cost {:.2}",
-        e2e.objects,
-        e2e.wasm_per_s,
-        e2e.native_per_s,
-        e2e.native_per_s / e2e.wasm_per_s
-    );
     Ok(())
 }

@@ -121,3 +121,42 @@ async fn a_watcher_that_falls_behind_the_live_feed_loses_nothing() {
     // More single-write batches than the live feed buffers (1024), none read meanwhile.
     store_contract::a_slow_watcher_loses_nothing(Arc::new(open(dir.path())), 1500).await;
 }
+
+#[tokio::test]
+async fn list_by_selector_returns_only_matching_objects() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    let labelled = |name: &str, app: &str| ApplyRequest {
+        labels: [("app".to_owned(), app.to_owned())].into(),
+        ..request("Item", name, json!({"n": name}))
+    };
+    store
+        .apply(vec![
+            labelled("a", "web"),
+            labelled("b", "db"),
+            labelled("c", "web"),
+            request("Item", "d", json!(null)),
+            ApplyRequest {
+                kind: "Other".into(),
+                ..labelled("e", "web")
+            },
+        ])
+        .await
+        .expect("apply");
+    let web: Selector = "app=web".parse().expect("selector");
+    let names = |items: Vec<reactor_host::object::Object>| {
+        items.into_iter().map(|o| o.name).collect::<Vec<_>>()
+    };
+    let listing = store.list("Item", &web).await.expect("list");
+    assert_eq!(names(listing.items), ["a", "c"]);
+    let listing = store
+        .list("Item", &"!app".parse().expect("selector"))
+        .await
+        .expect("list");
+    assert_eq!(names(listing.items), ["d"]);
+    let listing = store
+        .list("Item", &Selector::default())
+        .await
+        .expect("list");
+    assert_eq!(listing.items.len(), 4);
+}

@@ -152,11 +152,10 @@ impl Store for EmbeddedStore {
     }
 
     async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError> {
-        let kind = kind.to_owned();
-        let (mut items, revision) = self.read(move |db| tables::list_kind(db, &kind)).await?;
-        if !selector.is_empty() {
-            items.retain(|o| selector.matches(&o.labels));
-        }
+        let (kind, selector) = (kind.to_owned(), selector.clone());
+        let (items, revision) = self
+            .read(move |db| tables::list_kind(db, &kind, &selector))
+            .await?;
         Ok(Listing { items, revision })
     }
 

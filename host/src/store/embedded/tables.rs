@@ -1,6 +1,6 @@
 //! The redb tables of the embedded store and the reads over them.
 
-use crate::object::{Object, ObjectKey, Revision};
+use crate::object::{Object, ObjectKey, Revision, Selector};
 use crate::store::{StoreError, WatchEvent};
 use redb::{ReadableDatabase, TableDefinition};
 
@@ -57,8 +57,21 @@ pub fn get_object(db: &redb::Database, key: &ObjectKey) -> Result<Option<Object>
     found.map(|v| decode_object(v.value())).transpose()
 }
 
-/// Every object of `kind`, with the revision of the snapshot they were read from.
-pub fn list_kind(db: &redb::Database, kind: &str) -> Result<(Vec<Object>, Revision), StoreError> {
+/// Only the labels of a stored object: a selector is checked on these before the whole object
+/// is decoded, so a selective list costs a scan, not a full decode of every object.
+#[derive(serde::Deserialize)]
+struct Labels {
+    #[serde(default)]
+    labels: std::collections::BTreeMap<String, String>,
+}
+
+/// The objects of `kind` that `selector` matches, with the revision of the snapshot they were
+/// read from.
+pub fn list_kind(
+    db: &redb::Database,
+    kind: &str,
+    selector: &Selector,
+) -> Result<(Vec<Object>, Revision), StoreError> {
     let txn = db.begin_read().map_err(backend)?;
     let counters = txn.open_table(COUNTERS).map_err(backend)?;
     let revision = counters
@@ -71,7 +84,15 @@ pub fn list_kind(db: &redb::Database, kind: &str) -> Result<(Vec<Object>, Revisi
     let mut objects = Vec::new();
     for entry in table.range(start.as_str()..end.as_str()).map_err(backend)? {
         let (_, value) = entry.map_err(backend)?;
-        objects.push(decode_object(value.value())?);
+        let bytes = value.value();
+        if !selector.is_empty() {
+            let labels: Labels = serde_json::from_slice(bytes)
+                .map_err(|e| StoreError::Backend(format!("corrupt object record: {e}")))?;
+            if !selector.matches(&labels.labels) {
+                continue;
+            }
+        }
+        objects.push(decode_object(bytes)?);
     }
     Ok((objects, revision))
 }

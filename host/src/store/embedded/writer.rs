@@ -140,20 +140,25 @@ fn write_batch(
                 latest += 1;
                 let mut object = change.object;
                 object.meta.revision = latest;
+                // The object is serialized once, for its record and its log entry alike.
+                let record = encode(&object)?;
+                log.insert(
+                    latest,
+                    event_record(change.event_type, latest, &record)?.as_slice(),
+                )
+                .map_err(backend)?;
                 let event = WatchEvent {
                     event_type: change.event_type,
                     revision: latest,
                     object: Some(object.clone()),
                 };
-                log.insert(latest, encode(&event)?.as_slice())
-                    .map_err(backend)?;
                 let key = object.key();
                 let object = if change.event_type == EventType::Deleted {
                     objects.remove(key.as_str()).map_err(backend)?;
                     None
                 } else {
                     objects
-                        .insert(key.as_str(), encode(&object)?.as_slice())
+                        .insert(key.as_str(), record.as_slice())
                         .map_err(backend)?;
                     Some(object)
                 };
@@ -176,6 +181,23 @@ fn write_batch(
     }
     txn.commit().map_err(backend)?;
     Ok((outcomes, events, latest, oldest))
+}
+
+/// The log entry of a change, as `encode(&WatchEvent)` would write it, around the object's
+/// already serialized record.
+fn event_record(
+    event_type: EventType,
+    revision: Revision,
+    object: &[u8],
+) -> Result<Vec<u8>, StoreError> {
+    let event_type = serde_json::to_string(&event_type).map_err(backend)?;
+    let mut record = Vec::with_capacity(object.len() + 64);
+    record.extend_from_slice(
+        format!(r#"{{"type":{event_type},"revision":{revision},"object":"#).as_bytes(),
+    );
+    record.extend_from_slice(object);
+    record.push(b'}');
+    Ok(record)
 }
 
 type Planned = Vec<(Option<Object>, Option<Change>)>;
@@ -239,5 +261,31 @@ fn plan_op(objects: &Table<&str, &[u8]>, op: &Op) -> Result<Planned, StoreError>
             name,
             expected,
         } => single(kind, name, &|cur| plan_delete(kind, name, cur, *expected)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::embedded::tables::decode_event;
+
+    #[test]
+    fn event_record_is_the_encoded_event() {
+        let object: Object = serde_json::from_value(serde_json::json!({
+            "kind": "A", "name": "a", "labels": {"x": "y"}, "spec": {"s": [1, "two"]},
+            "meta": {"revision": 7, "generation": 2}
+        }))
+        .expect("object");
+        for event_type in [EventType::Created, EventType::Updated, EventType::Deleted] {
+            let event = WatchEvent {
+                event_type,
+                revision: 7,
+                object: Some(object.clone()),
+            };
+            let record =
+                event_record(event_type, 7, &encode(&object).expect("encode")).expect("record");
+            assert_eq!(record, encode(&event).expect("encode"));
+            assert_eq!(decode_event(&record).expect("decode"), event);
+        }
     }
 }

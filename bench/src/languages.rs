@@ -1,0 +1,62 @@
+//! Languages: per-event cost (one `on-create` on a warm instance, host imports sunk) of the
+//! Policy example in each language whose component was built, against policy-rust.
+
+use crate::sink::Sink;
+use anyhow::bail;
+use reactor_host::runtime::bench::Figures;
+use reactor_host::runtime::{Object, Runtime, RuntimeConfig, World};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The example in each language, by component name.
+pub const EXAMPLES: [&str; 3] = ["policy-rust", "policy-python", "policy-js"];
+
+fn policy() -> Object {
+    Object {
+        kind: "Policy".into(),
+        name: "bench".into(),
+        labels: vec![("app".into(), "bench".into())],
+        spec: r#"{"selector":{"role":"edge"},"rules":[{"name":"http","action":"allow"},{"name":"https","action":"allow"}]}"#.into(),
+        status: None,
+        meta: None,
+    }
+}
+
+/// Median cost of `on-create` of `components/<name>.wasm`, or `None` if it was not built.
+pub async fn per_event(
+    components: &Path,
+    name: &str,
+    samples: usize,
+) -> anyhow::Result<Option<Figures>> {
+    let file = components.join(format!("{name}.wasm"));
+    if !file.exists() {
+        return Ok(None);
+    }
+    let dir = tempfile::tempdir()?;
+    let mut config = RuntimeConfig::new(dir.path());
+    config.host = Arc::new(Sink);
+    let runtime = Runtime::new(config)?;
+    let bytes = std::fs::read(&file)?;
+    runtime
+        .install(
+            &dir.path().join("components"),
+            World::Controller,
+            name,
+            &bytes,
+        )
+        .await?;
+    let handle = runtime.controller(name);
+    let obj = policy();
+    let mut times = Vec::with_capacity(samples);
+    for i in 0..samples + samples / 10 + 1 {
+        let started = Instant::now();
+        if let Err(e) = handle.on_create(&obj).await? {
+            bail!("{name} failed on-create: {e:?}");
+        }
+        if i > samples / 10 {
+            times.push(started.elapsed());
+        }
+    }
+    Ok(Some(Figures::of(times)))
+}
