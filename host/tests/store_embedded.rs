@@ -4,7 +4,7 @@
 
 mod store_contract;
 
-use reactor_host::object::Selector;
+use reactor_host::object::{ApplyRequest, Selector};
 use reactor_host::store::{EmbeddedStore, EmbeddedStoreOptions, Store, StoreError};
 use serde_json::json;
 use std::sync::Arc;
