@@ -20,6 +20,9 @@ fn watch(dir: &Path) -> Result<(RecommendedWatcher, UnboundedReceiver<PathBuf>),
     let (tx, rx) = unbounded_channel();
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+            // Reading a file (as every load does) is an access event: reacting to those
+            // would reload every component forever. Only a close after writing counts.
+            Ok(event) if is_read_only(&event.kind) => {}
             Ok(event) => {
                 for path in event.paths {
                     let _ = tx.send(path);
@@ -38,6 +41,12 @@ fn watch(dir: &Path) -> Result<(RecommendedWatcher, UnboundedReceiver<PathBuf>),
             message: e.to_string(),
         })?;
     Ok((watcher, rx))
+}
+
+fn is_read_only(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode};
+    matches!(kind, notify::EventKind::Access(access)
+        if *access != AccessKind::Close(AccessMode::Write))
 }
 
 /// Waits for the next burst of events and returns the paths it touched.
@@ -144,5 +153,27 @@ impl Inner {
             }
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::EventKind;
+    use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind};
+
+    #[test]
+    fn reads_are_ignored_and_writes_count() {
+        assert!(is_read_only(&EventKind::Access(AccessKind::Open(
+            AccessMode::Any
+        ))));
+        assert!(is_read_only(&EventKind::Access(AccessKind::Close(
+            AccessMode::Read
+        ))));
+        assert!(!is_read_only(&EventKind::Access(AccessKind::Close(
+            AccessMode::Write
+        ))));
+        assert!(!is_read_only(&EventKind::Create(CreateKind::File)));
+        assert!(!is_read_only(&EventKind::Modify(ModifyKind::Any)));
     }
 }
