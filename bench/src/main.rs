@@ -5,6 +5,7 @@
 mod dispatch;
 mod end_to_end;
 mod etcd;
+mod fan_out;
 mod languages;
 mod machine;
 mod mem_store;

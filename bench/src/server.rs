@@ -94,6 +94,15 @@ impl Server {
         }
     }
 
+    /// `http://127.0.0.1:PORT`.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
     pub fn cpu_time(&self) -> Option<Duration> {
         crate::machine::cpu_time_of(self.child.id())
     }

@@ -123,6 +123,22 @@ pub async fn publish(
     if let Some((_, item)) = &existing {
         owned_by(item, owner)?;
     }
+    let mut request = item_request(owner, key, value, target)?;
+    // Compare-and-swap against the state the ownership check saw.
+    request.expected_revision = existing.map(|(o, _)| o.meta.revision);
+    store.apply(vec![request]).await?;
+    Ok(())
+}
+
+/// The store write that publishes `key` (unconditionally; [`publish`] adds the ownership
+/// check). Benchmarks and tools use it to publish many items in one apply.
+pub fn item_request(
+    owner: &Owner,
+    key: &str,
+    value: Value,
+    target: ItemTarget,
+) -> Result<ApplyRequest, NimbusError> {
+    check_key(key)?;
     let item = Item {
         key: key.to_owned(),
         value,
@@ -133,16 +149,13 @@ pub async fn publish(
         (OWNER_KIND.to_owned(), owner.kind.clone()),
         (OWNER_NAME.to_owned(), owner.name.clone()),
     ]);
-    let request = ApplyRequest {
+    Ok(ApplyRequest {
         kind: ITEM_KIND.to_owned(),
         name: object_name(key),
         labels,
         spec: serde_json::to_value(&item).map_err(|e| NimbusError::Invalid(e.to_string()))?,
-        // Compare-and-swap against the state the ownership check saw.
-        expected_revision: existing.map(|(o, _)| o.meta.revision),
-    };
-    store.apply(vec![request]).await?;
-    Ok(())
+        expected_revision: None,
+    })
 }
 
 /// Withdraws `key`; withdrawing a missing key succeeds.

@@ -13,7 +13,8 @@ mod reports;
 pub use agents::{AGENT_KIND, AgentView, heartbeat, labels_of, list as list_agents, register};
 pub use feed::{AgentItem, FeedEvent, Recipient, Snapshot, follow, snapshot};
 pub use items::{
-    Item, ItemTarget, NimbusError, Owner, items_of, owner_selector, publish, unpublish,
+    Item, ItemTarget, NimbusError, Owner, item_request, items_of, owner_selector, publish,
+    unpublish,
     unpublish_all,
 };
 pub use propagation::{Propagation, propagation};

@@ -1,0 +1,202 @@
+//! Fan-out: M Nimbus items to N agents (real `reactor-host agent` processes on loopback)
+//! against N etcd watchers receiving the same M keys from etcd 3.4, in the same run.
+//! Both clocks start at the first write and stop when every receiver holds every item.
+
+use crate::etcd::Etcd;
+use crate::server::{Server, binary};
+use anyhow::{Context, bail};
+use reactor_host::api::Client;
+use reactor_host::nimbus::{ItemTarget, Owner, item_request};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Items per apply (ours) and puts per transaction (etcd allows 128 operations).
+const OURS_BATCH: usize = 500;
+const ETCD_BATCH: usize = 128;
+const DEADLINE: Duration = Duration::from_secs(600);
+
+#[derive(Debug, Clone, Copy)]
+pub struct FanOut {
+    /// First write → every agent holds every item.
+    pub converged: Duration,
+    /// First write → the server has every agent's report on every item.
+    pub reported: Option<Duration>,
+    /// Peak RSS of the server during the run, bytes.
+    pub server_rss: u64,
+    pub etcd_converged: Duration,
+    pub etcd_rss: u64,
+}
+
+fn value(i: usize) -> serde_json::Value {
+    serde_json::json!({"name": format!("rule-{i}"), "action": "allow", "ports": [80, 443]})
+}
+
+/// An agent process and the count of items it says it holds.
+struct AgentProcess {
+    child: Child,
+    held: Arc<AtomicUsize>,
+}
+
+impl Drop for AgentProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_agent(server: &Server, dir: &std::path::Path, id: &str) -> anyhow::Result<AgentProcess> {
+    let mut child = Command::new(binary()?)
+        .args(["agent", "--id", id, "--label", "role=fan", "--server"])
+        .arg(server.base())
+        .args(["--token", server.token(), "--heartbeat", "5s", "--data"])
+        .arg(dir.join(id))
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot start an agent")?;
+    let stderr = child.stderr.take().context("no stderr")?;
+    let held = Arc::new(AtomicUsize::new(usize::MAX));
+    let counter = held.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            // "following the server … items=0" once connected, "applied a batch … items=N".
+            if let Some(items) = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("items="))
+                .and_then(|n| n.parse().ok())
+            {
+                counter.store(items, Ordering::Relaxed);
+            }
+        }
+    });
+    Ok(AgentProcess { child, held })
+}
+
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) -> anyhow::Result<()> {
+    let started = Instant::now();
+    while !done() {
+        if started.elapsed() > DEADLINE {
+            bail!("{what}: not within {DEADLINE:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    Ok(())
+}
+
+pub async fn measure(items: usize, agents: usize) -> anyhow::Result<FanOut> {
+    let dir = tempfile::tempdir()?;
+    let empty = dir.path().join("components");
+    std::fs::create_dir_all(&empty)?;
+    let server = Server::start(&dir.path().join("data"), &empty)?;
+    let client = Client::new(server.base(), Some(server.token().to_owned()));
+    let fleet: Vec<AgentProcess> = (0..agents)
+        .map(|i| start_agent(&server, dir.path(), &format!("agent-{i}")))
+        .collect::<anyhow::Result<_>>()?;
+    wait_until("agents connected", || {
+        fleet.iter().all(|a| a.held.load(Ordering::Relaxed) == 0)
+    })
+    .await?;
+
+    let owner = Owner {
+        kind: "Policy".into(),
+        name: "fan".into(),
+        component: "bench".into(),
+    };
+    let everyone = ItemTarget::Labels(BTreeMap::from([("role".into(), "fan".into())]));
+    let requests: Vec<_> = (0..items)
+        .map(|i| item_request(&owner, &format!("fan/{i}"), value(i), everyone.clone()))
+        .collect::<Result<_, _>>()?;
+    let peak = AtomicU64::new(0);
+    let sample = || {
+        peak.fetch_max(server.rss().unwrap_or(0), Ordering::Relaxed);
+    };
+    let started = Instant::now();
+    for chunk in requests.chunks(OURS_BATCH) {
+        client.apply(chunk.to_vec()).await?;
+        sample();
+    }
+    wait_until("agents hold every item", || {
+        sample();
+        fleet.iter().all(|a| a.held.load(Ordering::Relaxed) == items)
+    })
+    .await?;
+    let converged = started.elapsed();
+    let mut reported = None;
+    while started.elapsed() < DEADLINE {
+        let views = client.agents().await?;
+        sample();
+        if views.len() == agents && views.iter().all(|v| v.applied == items) {
+            reported = Some(started.elapsed());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    drop(fleet);
+    let server_rss = peak.load(Ordering::Relaxed);
+    drop(server);
+
+    let (etcd_converged, etcd_rss) = etcd_fan_out(items, agents).await?;
+    Ok(FanOut {
+        converged,
+        reported,
+        server_rss,
+        etcd_converged,
+        etcd_rss,
+    })
+}
+
+/// The same items as etcd keys, to `agents` watchers, each on its own connection.
+async fn etcd_fan_out(items: usize, agents: usize) -> anyhow::Result<(Duration, u64)> {
+    use etcd_client::{EventType, Txn, TxnOp, WatchOptions};
+    let etcd = Etcd::start().await?;
+    let mut writer = etcd.client().await?;
+    let counts: Vec<Arc<AtomicUsize>> = (0..agents).map(|_| Arc::default()).collect();
+    let mut watchers = Vec::new();
+    for count in &counts {
+        let mut client = etcd.client().await?;
+        let mut stream = client
+            .watch("/fan/", Some(WatchOptions::new().with_prefix()))
+            .await?;
+        let count = count.clone();
+        watchers.push(tokio::spawn(async move {
+            let _keep = client;
+            while let Ok(Some(response)) = stream.message().await {
+                let puts = response
+                    .events()
+                    .iter()
+                    .filter(|e| e.event_type() == EventType::Put)
+                    .count();
+                count.fetch_add(puts, Ordering::Relaxed);
+            }
+        }));
+    }
+    let peak = AtomicU64::new(0);
+    let started = Instant::now();
+    let keys: Vec<(String, String)> = (0..items)
+        .map(|i| (format!("/fan/{i}"), value(i).to_string()))
+        .collect();
+    for chunk in keys.chunks(ETCD_BATCH) {
+        let ops: Vec<TxnOp> = chunk
+            .iter()
+            .map(|(k, v)| TxnOp::put(k.as_str(), v.as_str(), None))
+            .collect();
+        writer.txn(Txn::new().and_then(ops)).await?;
+        peak.fetch_max(etcd.rss().unwrap_or(0), Ordering::Relaxed);
+    }
+    wait_until("etcd watchers hold every key", || {
+        peak.fetch_max(etcd.rss().unwrap_or(0), Ordering::Relaxed);
+        counts.iter().all(|c| c.load(Ordering::Relaxed) >= items)
+    })
+    .await?;
+    let elapsed = started.elapsed();
+    for watcher in watchers {
+        watcher.abort();
+    }
+    Ok((elapsed, peak.load(Ordering::Relaxed)))
+}
