@@ -229,8 +229,10 @@ async fn bad_files_leave_the_previous_version_serving_with_a_clear_error() {
 async fn a_new_file_that_fails_is_listed_as_failed_and_not_serving() {
     let f = serving_version_1().await;
     std::fs::write(f.components.join("broken.wasm"), b"\0asm garbage").expect("write");
-    let info = eventually("broken to be recorded", LOAD_TIMEOUT, || {
-        f.runtime.component("broken")
+    let info = eventually("broken to be loaded", LOAD_TIMEOUT, || {
+        f.runtime
+            .component("broken")
+            .filter(|info| info.state != ComponentState::Loading)
     })
     .await;
     assert_eq!(info.state, ComponentState::Failed);

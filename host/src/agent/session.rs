@@ -9,8 +9,11 @@ use crate::api::{Client, ClientError};
 use crate::nimbus::{AgentItem, AgentReport, FeedEvent, ReportState};
 use futures::StreamExt;
 
-/// Events applied together before the state is saved and the reports are sent.
+/// Events applied together before the state is saved and the reports are sent: at most
+/// this many, or what arrives within [`BATCH_WINDOW`] of the first (saving the state and
+/// reporting after every single event would cost a write of the whole state per event).
 const BATCH: usize = 512;
+const BATCH_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -46,7 +49,11 @@ pub async fn run(
         other => other?,
     };
     tracing::info!(agent = %config.id, revision = state.revision, items = state.items.len(), "following the server");
-    let mut batches = Box::pin(feed.ready_chunks(BATCH));
+    let mut batches = Box::pin(tokio_stream::StreamExt::chunks_timeout(
+        feed,
+        BATCH,
+        BATCH_WINDOW,
+    ));
     while let Some(batch) = batches.next().await {
         let mut reports = Vec::new();
         let mut changes = 0;

@@ -46,6 +46,8 @@ pub enum ComponentState {
     Ready,
     /// The last load failed (see `error`); an older version may still be serving.
     Failed,
+    /// Found and being loaded for the first time: nothing serves it yet.
+    Loading,
 }
 
 /// One component as `reactor-host components` and `GET /v1/components` show it.
@@ -129,10 +131,10 @@ impl Slot {
             revision: current
                 .as_ref()
                 .map_or(0, |s| s.loaded.spec.effective.revision),
-            state: if error.is_some() {
-                ComponentState::Failed
-            } else {
-                ComponentState::Ready
+            state: match (&error, &current) {
+                (Some(_), _) => ComponentState::Failed,
+                (None, Some(_)) => ComponentState::Ready,
+                (None, None) => ComponentState::Loading,
             },
             error,
             serving: current.is_some(),
