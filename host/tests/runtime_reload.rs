@@ -269,11 +269,12 @@ async fn a_call_in_flight_finishes_on_the_version_it_started_on() {
     let slow = {
         let swap = swap.clone();
         tokio::spawn(async move {
-            swap.on_create(&object("Chaos", "slow", json!({"do": "sleep", "ms": 1500})))
+            swap.on_create(&object("Chaos", "slow", json!({"do": "sleep", "ms": 4000})))
                 .await
         })
     };
-    // Swap in another component under the same name while the call sleeps.
+    // Swap in another component under the same name while the call sleeps (4 s, under the
+    // 5 s deadline, so that a loaded machine still swaps before it wakes).
     let mut events = runtime.subscribe();
     std::fs::write(components.join("swap.wasm"), guest("version-2")).expect("replace");
     tokio::time::timeout(LOAD_TIMEOUT, async {
@@ -291,5 +292,5 @@ async fn a_call_in_flight_finishes_on_the_version_it_started_on() {
     assert_eq!(version(&swap, &host, "new").await, "version-2");
 
     assert_eq!(slow.await.expect("task"), Ok(Ok(Action::Done)));
-    assert_eq!(host.status("Chaos", "slow").expect("status")["slept"], 1500);
+    assert_eq!(host.status("Chaos", "slow").expect("status")["slept"], 4000);
 }
