@@ -123,7 +123,9 @@ pub async fn measure(items: usize, agents: usize) -> anyhow::Result<FanOut> {
     }
     wait_until("agents hold every item", || {
         sample();
-        fleet.iter().all(|a| a.held.load(Ordering::Relaxed) == items)
+        fleet
+            .iter()
+            .all(|a| a.held.load(Ordering::Relaxed) == items)
     })
     .await?;
     let converged = started.elapsed();

@@ -59,6 +59,20 @@ impl Host {
         }
     }
 
+    /// Sends `signal` (e.g. `-STOP`, `-CONT`) to the server process.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill {signal}");
+    }
+
+    /// What the server logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.data.with_extension("serve.log")).unwrap_or_default()
+    }
+
     /// `kill -9`: no chance to flush or clean up.
     pub fn kill9(&mut self) {
         self.child.kill().expect("SIGKILL");
@@ -151,6 +165,10 @@ impl Host {
 
 impl Drop for Host {
     fn drop(&mut self) {
+        // A stopped process must be continued to die promptly.
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.child.id().to_string()])
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -14,8 +14,7 @@ pub use agents::{AGENT_KIND, AgentView, heartbeat, labels_of, list as list_agent
 pub use feed::{AgentItem, FeedEvent, Recipient, Snapshot, follow, snapshot};
 pub use items::{
     Item, ItemTarget, NimbusError, Owner, item_request, items_of, owner_selector, publish,
-    unpublish,
-    unpublish_all,
+    unpublish, unpublish_all,
 };
 pub use propagation::{Propagation, propagation};
 pub use reporter::Reporter;
