@@ -1,0 +1,21 @@
+//! The agent's KV scheduler (after Ligato's): values applied through descriptors in
+//! dependency order, with derived values, PENDING, retries, revert and resync.
+
+pub mod api;
+mod graph;
+mod history;
+mod refresh;
+mod registry;
+mod retry;
+mod scheduler;
+mod txn;
+
+#[cfg(test)]
+mod convergence;
+#[cfg(test)]
+mod scenarios;
+#[cfg(test)]
+mod testing;
+
+pub use api::*;
+pub use scheduler::KvScheduler;
