@@ -9,6 +9,7 @@ mod registry;
 mod retry;
 mod scheduler;
 mod txn;
+mod wasm;
 
 #[cfg(test)]
 mod convergence;
@@ -19,3 +20,4 @@ mod testing;
 
 pub use api::*;
 pub use scheduler::KvScheduler;
+pub use wasm::WasmDescriptor;
