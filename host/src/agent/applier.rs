@@ -1,6 +1,8 @@
-//! Where an agent puts its items. Until a KV scheduler takes over, a plain apply: each item's
-//! value is written as `<southbound>/<key>.json`, and removed when the item goes.
+//! Where an agent puts its items: the `Applier` contract, and the plain one writing each
+//! item's value as `<southbound>/<key>.json` (removed when the item goes).
 
+use crate::nimbus::ReportState;
+use async_trait::async_trait;
 use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
 
@@ -15,10 +17,44 @@ pub enum ApplyError {
     },
 }
 
-/// Applies items to the southbound one at a time.
+/// How applying one change went, as reported to the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub state: ReportState,
+    pub message: Option<String>,
+}
+
+impl Outcome {
+    pub fn new(state: ReportState, message: Option<String>) -> Self {
+        Self { state, message }
+    }
+}
+
+/// Applies items to the southbound a batch at a time, so that an applier with a dependency
+/// graph (the KV scheduler) can order a batch as one transaction.
+#[async_trait]
 pub trait Applier: Send {
-    fn apply(&mut self, key: &str, value: &Value) -> Result<(), ApplyError>;
-    fn remove(&mut self, key: &str) -> Result<(), ApplyError>;
+    /// Applies `changes` in order (`None`: the item went); one outcome per change, in order.
+    async fn apply_batch(&mut self, changes: Vec<(String, Option<Value>)>) -> Vec<Outcome>;
+}
+
+#[async_trait]
+impl Applier for FolderApplier {
+    async fn apply_batch(&mut self, changes: Vec<(String, Option<Value>)>) -> Vec<Outcome> {
+        changes
+            .into_iter()
+            .map(|(key, value)| {
+                let (result, done) = match value {
+                    Some(value) => (self.apply(&key, &value), ReportState::Applied),
+                    None => (self.remove(&key), ReportState::Removed),
+                };
+                match result {
+                    Ok(()) => Outcome::new(done, None),
+                    Err(e) => Outcome::new(ReportState::Failed, Some(e.to_string())),
+                }
+            })
+            .collect()
+    }
 }
 
 /// Items as files under a folder; no folder: items are only held (and reported applied).
@@ -47,8 +83,8 @@ impl FolderApplier {
     }
 }
 
-impl Applier for FolderApplier {
-    fn apply(&mut self, key: &str, value: &Value) -> Result<(), ApplyError> {
+impl FolderApplier {
+    pub fn apply(&mut self, key: &str, value: &Value) -> Result<(), ApplyError> {
         let Some(path) = self.path_of(key)? else {
             return Ok(());
         };
@@ -63,7 +99,7 @@ impl Applier for FolderApplier {
         std::fs::write(&path, text).map_err(io)
     }
 
-    fn remove(&mut self, key: &str) -> Result<(), ApplyError> {
+    pub fn remove(&mut self, key: &str) -> Result<(), ApplyError> {
         let Some(path) = self.path_of(key)? else {
             return Ok(());
         };

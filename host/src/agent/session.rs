@@ -48,22 +48,28 @@ pub async fn run(
     tracing::info!(agent = %config.id, revision = state.revision, items = state.items.len(), "following the server");
     let mut batches = Box::pin(feed.ready_chunks(BATCH));
     while let Some(batch) = batches.next().await {
-        let mut reports = Vec::new();
+        let mut changes = Vec::new();
+        let mut revision = None;
         let mut failure = None;
         for event in batch {
             match event {
                 Ok(event) => {
-                    let revision = event.revision();
-                    if let Some(report) = handle(config, state, applier, event) {
-                        reports.push(report);
+                    revision = Some(event.revision());
+                    match event {
+                        FeedEvent::Put { item, .. } => changes.push(Change::Put(item)),
+                        FeedEvent::Delete { key, .. } => changes.push(Change::Delete(key)),
+                        FeedEvent::Bookmark { .. } => {}
                     }
-                    state.revision = revision;
                 }
                 Err(e) => {
                     failure = Some(e);
                     break;
                 }
             }
+        }
+        let reports = apply(config, state, applier, changes).await;
+        if let Some(revision) = revision {
+            state.revision = revision;
         }
         state.save()?;
         if !reports.is_empty() {
@@ -102,15 +108,15 @@ async fn relist(
         .filter(|key| !wanted.contains(key.as_str()))
         .cloned()
         .collect();
-    for key in gone {
-        remove(config, state, applier, &key);
-    }
+    let mut changes: Vec<Change> = gone.into_iter().map(Change::Delete).collect();
     for item in snapshot.items {
         let current = state.items.get(&item.key).map(|held| held.version);
         if current != Some(item.version) {
-            put(config, state, applier, item);
+            changes.push(Change::Put(item));
         }
     }
+    // What was held is reported by the caller; only the changes' reports are new here.
+    apply(config, state, applier, changes).await;
     state.revision = snapshot.revision;
     state.relist = false;
     state.save()?;
@@ -118,49 +124,54 @@ async fn relist(
     Ok(())
 }
 
-fn handle(
+/// One item change from the feed or a re-list.
+enum Change {
+    Put(AgentItem),
+    Delete(String),
+}
+
+/// Applies a batch of changes and holds their outcome; reports for the items put.
+async fn apply(
     config: &AgentConfig,
     state: &mut AgentState,
     applier: &mut dyn Applier,
-    event: FeedEvent,
-) -> Option<AgentReport> {
-    match event {
-        FeedEvent::Put { item, .. } => Some(put(config, state, applier, item)),
-        FeedEvent::Delete { key, .. } => {
-            remove(config, state, applier, &key);
-            None
-        }
-        FeedEvent::Bookmark { .. } => None,
+    changes: Vec<Change>,
+) -> Vec<AgentReport> {
+    if changes.is_empty() {
+        return Vec::new();
     }
-}
-
-fn put(
-    config: &AgentConfig,
-    state: &mut AgentState,
-    applier: &mut dyn Applier,
-    item: AgentItem,
-) -> AgentReport {
-    let (item_state, message) = match applier.apply(&item.key, &item.value) {
-        Ok(()) => (ReportState::Applied, None),
-        Err(e) => {
-            tracing::warn!(agent = %config.id, key = %item.key, error = %e, "cannot apply an item");
-            (ReportState::Failed, Some(e.to_string()))
+    let batch = changes
+        .iter()
+        .map(|change| match change {
+            Change::Put(item) => (item.key.clone(), Some(item.value.clone())),
+            Change::Delete(key) => (key.clone(), None),
+        })
+        .collect();
+    let outcomes = applier.apply_batch(batch).await;
+    let mut reports = Vec::new();
+    for (change, outcome) in changes.into_iter().zip(outcomes) {
+        if outcome.state == ReportState::Failed {
+            let key = match &change {
+                Change::Put(item) => item.key.as_str(),
+                Change::Delete(key) => key.as_str(),
+            };
+            tracing::warn!(agent = %config.id, key, error = ?outcome.message, "cannot apply an item change");
         }
-    };
-    let held = HeldItem {
-        value: item.value,
-        version: item.version,
-        state: item_state,
-        message,
-    };
-    let report = report(&config.id, &item.key, &held);
-    state.items.insert(item.key, held);
-    report
-}
-
-fn remove(config: &AgentConfig, state: &mut AgentState, applier: &mut dyn Applier, key: &str) {
-    if let Err(e) = applier.remove(key) {
-        tracing::warn!(agent = %config.id, key, error = %e, "cannot remove an item");
+        match change {
+            Change::Put(item) => {
+                let held = HeldItem {
+                    value: item.value,
+                    version: item.version,
+                    state: outcome.state,
+                    message: outcome.message,
+                };
+                reports.push(report(&config.id, &item.key, &held));
+                state.items.insert(item.key, held);
+            }
+            Change::Delete(key) => {
+                state.items.remove(&key);
+            }
+        }
     }
-    state.items.remove(key);
+    reports
 }

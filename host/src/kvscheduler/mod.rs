@@ -16,7 +16,7 @@ mod convergence;
 #[cfg(test)]
 mod scenarios;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 
 pub use api::*;
 pub use scheduler::KvScheduler;
