@@ -563,3 +563,129 @@ async fn northbound_cannot_change_obtained_values_nor_notify_managed_ones() {
         .expect_err("managed");
     assert!(matches!(error, TxnError::ManagedKey(_)));
 }
+
+/// A descriptor that records which version handled which call.
+struct Versioned {
+    version: u32,
+    calls: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Versioned {
+    fn record(&self, call: &str, key: &str) {
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.push(format!("v{} {call} {key}", self.version));
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl super::api::Descriptor for Versioned {
+    fn name(&self) -> &str {
+        "acl"
+    }
+    fn key_prefix(&self) -> &str {
+        "acl/"
+    }
+    async fn create(
+        &self,
+        key: &str,
+        _value: &Value,
+    ) -> Result<super::api::Metadata, super::api::DescriptorError> {
+        self.record("create", key);
+        Ok(None)
+    }
+    async fn update(
+        &self,
+        key: &str,
+        _old: &Value,
+        _new: &Value,
+        _metadata: &super::api::Metadata,
+    ) -> Result<super::api::Metadata, super::api::DescriptorError> {
+        self.record("update", key);
+        Ok(None)
+    }
+    async fn delete(
+        &self,
+        key: &str,
+        _value: &Value,
+        _metadata: &super::api::Metadata,
+    ) -> Result<(), super::api::DescriptorError> {
+        self.record("delete", key);
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_late_descriptor_applies_unimplemented_values_and_a_new_version_takes_over() {
+    let scheduler = super::KvScheduler::new();
+    let calls = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    scheduler
+        .transaction(
+            vec![put("acl/web".to_owned(), json!({"allow": 80}))],
+            TxnOptions::default(),
+        )
+        .await
+        .expect("no descriptor is not an error of the transaction");
+    assert_eq!(
+        scheduler.status("acl/web").await.state,
+        ValueState::Unimplemented
+    );
+    let version = |version| {
+        std::sync::Arc::new(Versioned {
+            version,
+            calls: calls.clone(),
+        })
+    };
+    scheduler.register_descriptor(version(1)).await;
+    scheduler
+        .transaction(Vec::new(), TxnOptions::default())
+        .await
+        .expect("next transaction");
+    assert_eq!(
+        scheduler.status("acl/web").await.state,
+        ValueState::Configured
+    );
+    scheduler.register_descriptor(version(2)).await;
+    scheduler
+        .transaction(
+            vec![put("acl/web".to_owned(), json!({"allow": 443}))],
+            TxnOptions::default(),
+        )
+        .await
+        .expect("update");
+    let calls = calls.lock().map(|c| c.clone()).unwrap_or_default();
+    assert_eq!(calls, vec!["v1 create acl/web", "v2 update acl/web"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_newer_change_supersedes_a_scheduled_retry() {
+    let (scheduler, southbound) = scheduler().await;
+    let mut records = scheduler.subscribe();
+    southbound.fail_next(&interface("my-tap"), 2, true);
+    scheduler
+        .transaction(
+            vec![put(interface("my-tap"), tap(&[]))],
+            TxnOptions::default(),
+        )
+        .await
+        .expect_err("the first create fails");
+    tokio::time::advance(Duration::from_millis(500)).await;
+    let changed = json!({"type": "tap", "rx_ring": 512, "addresses": []});
+    scheduler
+        .transaction(
+            vec![put(interface("my-tap"), changed.clone())],
+            TxnOptions::default(),
+        )
+        .await
+        .expect_err("the changed value fails too, and schedules its own retry");
+    for _ in 0..2 {
+        records.recv().await.expect("the two transactions");
+    }
+    let stale = records.recv().await.expect("the first timer fires");
+    assert_eq!(stale.txn_type, TxnType::RetryFailedOps);
+    assert!(stale.executed.is_empty(), "{:?}", stale.executed);
+    let retry = records.recv().await.expect("the second timer fires");
+    assert_eq!(retry.executed.len(), 1);
+    assert_eq!(retry.executed[0].error, None);
+    assert_eq!(southbound.contents()[&interface("my-tap")], changed);
+}

@@ -30,7 +30,8 @@ struct Engine {
 /// What one call asks the engine to do.
 enum Work {
     Changes(Vec<(Key, Option<Value>)>),
-    Retry(Vec<Key>),
+    /// Keys with the transaction that left them RETRYING; a key changed since is skipped.
+    Retry(Vec<(Key, u64)>),
     Notify(Key, Option<Value>),
     Resync(Resync),
 }
@@ -189,7 +190,7 @@ impl KvScheduler {
             }],
             Work::Retry(keys) => keys
                 .iter()
-                .map(|key| RequestedValue {
+                .map(|(key, _)| RequestedValue {
                     key: key.clone(),
                     value: engine.graph.get(key).and_then(|n| n.wanted.clone()),
                 })
@@ -268,6 +269,7 @@ impl KvScheduler {
             .filter(|n| n.state == ValueState::Retrying && n.last_txn == engine.seq)
             .map(|n| (n.key.clone(), n.attempts))
             .collect();
+        let failed_in = engine.seq;
         for (key, attempts) in retrying {
             let delay = backoff(&options, attempts);
             let weak: Weak<Mutex<Engine>> = Arc::downgrade(&self.engine);
@@ -284,7 +286,11 @@ impl KvScheduler {
                 };
                 // The outcome is in the history and the value's state.
                 let _ = scheduler
-                    .run(TxnType::RetryFailedOps, Work::Retry(vec![key]), options)
+                    .run(
+                        TxnType::RetryFailedOps,
+                        Work::Retry(vec![(key, failed_in)]),
+                        options,
+                    )
                     .await;
             });
         }
@@ -309,11 +315,12 @@ async fn perform(executor: &mut Executor<'_>, work: &Work, refresh: bool) {
             }
         }
         Work::Retry(keys) => {
-            for key in keys {
+            for (key, failed_in) in keys {
                 let Some(node) = executor.graph.get_mut(key) else {
                     continue;
                 };
-                if node.state != ValueState::Retrying {
+                // A newer transaction took the value over (and scheduled its own retry).
+                if node.state != ValueState::Retrying || node.last_txn != *failed_in {
                     continue;
                 }
                 node.attempts += 1;
