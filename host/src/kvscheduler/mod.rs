@@ -7,6 +7,7 @@ mod history;
 mod refresh;
 mod registry;
 mod retry;
+mod revert;
 mod scheduler;
 mod txn;
 mod wasm;

@@ -2,16 +2,16 @@
 //! revert, retries, notifications, resync and inspection.
 
 use super::api::{
-    Descriptor, Dump, GraphNode, Key, RecordedOp, RequestedValue, Resync, RetryOptions,
-    TimelineEntry, TxnError, TxnMode, TxnOptions, TxnRecord, TxnType, Value, ValueState,
-    ValueStatus,
+    Descriptor, Dump, GraphNode, Key, RequestedValue, Resync, RetryOptions, TimelineEntry,
+    TxnError, TxnMode, TxnOptions, TxnRecord, TxnType, Value, ValueState, ValueStatus,
 };
 use super::graph::Graph;
 use super::history::History;
 use super::refresh::{apply_retrieved, retrieve_all, retrieved_view};
 use super::registry::Registry;
 use super::retry::backoff;
-use super::txn::{Executor, Undo};
+use super::revert::undo_all;
+use super::txn::Executor;
 use std::sync::{Arc, Weak};
 use std::time::SystemTime;
 use tokio::sync::{Mutex, broadcast};
@@ -230,7 +230,8 @@ impl KvScheduler {
         }
         let reverted = revert && !failed.is_empty();
         if let Some(snapshot) = snapshot.filter(|_| reverted) {
-            executed.extend(undo_all(engine, undo, &failed, &snapshot).await);
+            executed
+                .extend(undo_all(&engine.graph, &engine.registry, undo, &failed, &snapshot).await);
             engine.graph = snapshot;
         }
 
@@ -390,115 +391,5 @@ async fn refresh_keys(engine: &mut Engine, keys: &[Key], seq: u64) {
             }
             node.last_txn = seq;
         }
-    }
-}
-
-/// Undoes, newest first, what a revert-mode transaction applied, including whatever the
-/// failed operations left in the southbound.
-async fn undo_all(
-    engine: &Engine,
-    undo: Vec<Undo>,
-    failed: &[Key],
-    snapshot: &Graph,
-) -> Vec<RecordedOp> {
-    let mut ops = Vec::new();
-    for key in failed {
-        let Some(node) = engine.graph.get(key) else {
-            continue;
-        };
-        let was_applied = snapshot.get(key).is_some_and(|n| n.is_available());
-        if let (Some(value), false, Some(descriptor)) = (
-            node.applied.clone(),
-            was_applied,
-            engine.registry.for_key(key),
-        ) {
-            let result = descriptor.delete(key, &value, &node.metadata).await;
-            ops.push(revert_op(
-                key,
-                super::api::Operation::Delete,
-                Some(value),
-                None,
-                result.err(),
-            ));
-        }
-    }
-    for step in undo.into_iter().rev() {
-        let op = match step {
-            Undo::Created {
-                key,
-                value,
-                descriptor,
-            } => {
-                let metadata = engine.graph.get(&key).and_then(|n| n.metadata.clone());
-                let result = descriptor.delete(&key, &value, &metadata).await;
-                revert_op(
-                    &key,
-                    super::api::Operation::Delete,
-                    Some(value),
-                    None,
-                    result.err(),
-                )
-            }
-            Undo::Updated {
-                key,
-                old,
-                new,
-                descriptor,
-            } => {
-                let metadata = engine.graph.get(&key).and_then(|n| n.metadata.clone());
-                let result = descriptor.update(&key, &new, &old, &metadata).await;
-                revert_op(
-                    &key,
-                    super::api::Operation::Update,
-                    Some(new),
-                    Some(old),
-                    result.err(),
-                )
-            }
-            Undo::Deleted {
-                key,
-                value,
-                descriptor,
-            } => {
-                let result = descriptor.create(&key, &value).await;
-                revert_op(
-                    &key,
-                    super::api::Operation::Create,
-                    None,
-                    Some(value),
-                    result.err(),
-                )
-            }
-        };
-        ops.push(op);
-    }
-    ops
-}
-
-fn revert_op(
-    key: &str,
-    operation: super::api::Operation,
-    prev_value: Option<Value>,
-    new_value: Option<Value>,
-    error: Option<super::api::DescriptorError>,
-) -> RecordedOp {
-    let state = |v: &Option<Value>| {
-        if v.is_some() {
-            ValueState::Configured
-        } else {
-            ValueState::Removed
-        }
-    };
-    RecordedOp {
-        key: key.to_owned(),
-        operation,
-        prev_state: state(&prev_value),
-        new_state: state(&new_value),
-        prev_value,
-        new_value,
-        error: error.map(|e| e.to_string()),
-        derived: false,
-        was_pending: false,
-        is_revert: true,
     }
 }
