@@ -4,6 +4,7 @@ pub mod agent;
 pub mod api;
 pub mod cli;
 pub mod controller;
+pub mod kvscheduler;
 pub mod nimbus;
 pub mod object;
 pub mod runtime;

@@ -1,6 +1,8 @@
-//! Where an agent puts its items. Until a KV scheduler takes over, a plain apply: each item's
-//! value is written as `<southbound>/<key>.json`, and removed when the item goes.
+//! Where an agent puts its items: the `Applier` contract, and the plain one writing each
+//! item's value as `<southbound>/<key>.json` (removed when the item goes).
 
+use crate::nimbus::ReportState;
+use async_trait::async_trait;
 use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
 
@@ -15,38 +17,59 @@ pub enum ApplyError {
     },
 }
 
-/// Applies items to the southbound one at a time.
+/// How applying one change went, as reported to the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub state: ReportState,
+    pub message: Option<String>,
+}
+
+impl Outcome {
+    pub fn new(state: ReportState, message: Option<String>) -> Self {
+        Self { state, message }
+    }
+}
+
+/// Applies items to the southbound a batch at a time, so that an applier with a dependency
+/// graph (the KV scheduler) can order a batch as one transaction.
+#[async_trait]
 pub trait Applier: Send {
-    fn apply(&mut self, key: &str, value: &Value) -> Result<(), ApplyError>;
-    fn remove(&mut self, key: &str) -> Result<(), ApplyError>;
+    /// Applies `changes` in order (`None`: the item went); one outcome per change, in order.
+    async fn apply_batch(&mut self, changes: Vec<(String, Option<Value>)>) -> Vec<Outcome>;
+
     /// The keys actually applied in the southbound, whatever the agent's state says (a crash
-    /// between applying and saving the state leaves items the state does not know).
-    fn retrieve(&mut self) -> Result<Vec<String>, ApplyError>;
+    /// between applying and saving the state leaves items the state does not know). An
+    /// applier that heals drift itself (the KV scheduler's resync) answers none.
+    async fn retrieve(&mut self) -> Result<Vec<String>, ApplyError> {
+        Ok(Vec::new())
+    }
 }
 
-/// Items as files under a folder; no folder: items are only held (and reported applied).
-#[derive(Debug, Clone)]
-pub struct FolderApplier {
-    root: Option<PathBuf>,
-}
-
-impl FolderApplier {
-    pub fn new(root: Option<PathBuf>) -> Self {
-        Self { root }
+#[async_trait]
+impl Applier for FolderApplier {
+    async fn apply_batch(&mut self, changes: Vec<(String, Option<Value>)>) -> Vec<Outcome> {
+        changes
+            .into_iter()
+            .map(|(key, value)| {
+                let (result, done) = match value {
+                    Some(value) => (self.apply(&key, &value), ReportState::Applied),
+                    None => (self.remove(&key), ReportState::Removed),
+                };
+                match result {
+                    Ok(()) => Outcome::new(done, None),
+                    Err(e) => Outcome::new(ReportState::Failed, Some(e.to_string())),
+                }
+            })
+            .collect()
     }
 
-    fn path_of(&self, key: &str) -> Result<Option<PathBuf>, ApplyError> {
-        let Some(root) = &self.root else {
-            return Ok(None);
-        };
-        let relative = Path::new(key);
-        let plain = relative
-            .components()
-            .all(|c| matches!(c, Component::Normal(_)));
-        if !plain || key.is_empty() {
-            return Err(ApplyError::Escapes(key.to_owned()));
+    async fn retrieve(&mut self) -> Result<Vec<String>, ApplyError> {
+        let mut keys = Vec::new();
+        if let Some(root) = &self.root {
+            collect(root, root, &mut keys)?;
         }
-        Ok(Some(root.join(format!("{key}.json"))))
+        keys.sort();
+        Ok(keys)
     }
 }
 
@@ -78,17 +101,34 @@ fn collect(root: &Path, dir: &Path, keys: &mut Vec<String>) -> Result<(), ApplyE
     Ok(())
 }
 
-impl Applier for FolderApplier {
-    fn retrieve(&mut self) -> Result<Vec<String>, ApplyError> {
-        let mut keys = Vec::new();
-        if let Some(root) = &self.root {
-            collect(root, root, &mut keys)?;
-        }
-        keys.sort();
-        Ok(keys)
+/// Items as files under a folder; no folder: items are only held (and reported applied).
+#[derive(Debug, Clone)]
+pub struct FolderApplier {
+    root: Option<PathBuf>,
+}
+
+impl FolderApplier {
+    pub fn new(root: Option<PathBuf>) -> Self {
+        Self { root }
     }
 
-    fn apply(&mut self, key: &str, value: &Value) -> Result<(), ApplyError> {
+    fn path_of(&self, key: &str) -> Result<Option<PathBuf>, ApplyError> {
+        let Some(root) = &self.root else {
+            return Ok(None);
+        };
+        let relative = Path::new(key);
+        let plain = relative
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
+        if !plain || key.is_empty() {
+            return Err(ApplyError::Escapes(key.to_owned()));
+        }
+        Ok(Some(root.join(format!("{key}.json"))))
+    }
+}
+
+impl FolderApplier {
+    pub fn apply(&mut self, key: &str, value: &Value) -> Result<(), ApplyError> {
         let Some(path) = self.path_of(key)? else {
             return Ok(());
         };
@@ -103,7 +143,7 @@ impl Applier for FolderApplier {
         std::fs::write(&path, text).map_err(io)
     }
 
-    fn remove(&mut self, key: &str) -> Result<(), ApplyError> {
+    pub fn remove(&mut self, key: &str) -> Result<(), ApplyError> {
         let Some(path) = self.path_of(key)? else {
             return Ok(());
         };
@@ -120,15 +160,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    #[test]
-    fn items_become_files_and_keys_cannot_escape() {
+    #[tokio::test]
+    async fn items_become_files_and_keys_cannot_escape() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut applier = FolderApplier::new(Some(dir.path().to_owned()));
         applier
             .apply("policy/p/r", &json!({"a": 1}))
             .expect("apply");
+        applier.apply("top", &json!(2)).expect("apply");
         let file = dir.path().join("policy/p/r.json");
         assert!(file.exists());
+        assert_eq!(
+            applier.retrieve().await.expect("retrieve"),
+            vec!["policy/p/r", "top"]
+        );
         applier.remove("policy/p/r").expect("remove");
         assert!(!file.exists());
         applier

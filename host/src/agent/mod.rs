@@ -3,10 +3,12 @@
 //! them, reports each item's state back, and sends heartbeats.
 
 mod applier;
+mod scheduler_applier;
 mod session;
 mod state;
 
-pub use applier::{Applier, ApplyError, FolderApplier};
+pub use applier::{Applier, ApplyError, FolderApplier, Outcome};
+pub use scheduler_applier::{SchedulerApplier, outcome_of};
 pub use state::{AgentState, HeldItem, StateError};
 
 use crate::api::{Client, ClientError};

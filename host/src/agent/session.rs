@@ -55,18 +55,18 @@ pub async fn run(
         BATCH_WINDOW,
     ));
     while let Some(batch) = batches.next().await {
-        let mut reports = Vec::new();
-        let mut changes = 0;
+        let mut changes = Vec::new();
+        let mut revision = None;
         let mut failure = None;
         for event in batch {
             match event {
                 Ok(event) => {
-                    let revision = event.revision();
-                    changes += usize::from(!matches!(event, FeedEvent::Bookmark { .. }));
-                    if let Some(report) = handle(config, state, applier, event) {
-                        reports.push(report);
+                    revision = Some(event.revision());
+                    match event {
+                        FeedEvent::Put { item, .. } => changes.push(Change::Put(item)),
+                        FeedEvent::Delete { key, .. } => changes.push(Change::Delete(key)),
+                        FeedEvent::Bookmark { .. } => {}
                     }
-                    state.revision = revision;
                 }
                 Err(e) => {
                     failure = Some(e);
@@ -74,9 +74,14 @@ pub async fn run(
                 }
             }
         }
+        let count = changes.len();
+        let reports = apply(config, state, applier, changes).await;
+        if let Some(revision) = revision {
+            state.revision = revision;
+        }
         state.save()?;
-        if changes > 0 {
-            tracing::info!(agent = %config.id, revision = state.revision, items = state.items.len(), changes, "applied a batch");
+        if count > 0 {
+            tracing::info!(agent = %config.id, revision = state.revision, items = state.items.len(), changes = count, "applied a batch");
         }
         if !reports.is_empty() {
             client.report(&config.id, reports).await?;
@@ -106,37 +111,39 @@ async fn relist(
     applier: &mut dyn Applier,
 ) -> Result<(), SessionError> {
     let snapshot = client.agent_items(&config.id).await?;
-    let wanted: std::collections::BTreeSet<&str> =
-        snapshot.items.iter().map(|i| i.key.as_str()).collect();
+    let wanted: std::collections::BTreeSet<String> =
+        snapshot.items.iter().map(|i| i.key.clone()).collect();
     let gone: Vec<String> = state
         .items
         .keys()
         .filter(|key| !wanted.contains(key.as_str()))
         .cloned()
         .collect();
-    let mut removed = Vec::new();
-    for key in gone {
-        removed.extend(remove(config, state, applier, &key));
-    }
-    // What the southbound holds beyond the state (applied just before a crash) goes too.
-    let strays = match applier.retrieve() {
-        Ok(keys) => keys,
-        Err(e) => {
-            tracing::warn!(agent = %config.id, error = %e, "cannot read what the southbound holds");
-            Vec::new()
-        }
-    };
-    for key in strays.iter().filter(|k| !wanted.contains(k.as_str())) {
-        if let Err(e) = applier.remove(key) {
-            tracing::warn!(agent = %config.id, key = %key, error = %e, "cannot remove a stray item");
-        }
-    }
+    let mut changes: Vec<Change> = gone.into_iter().map(Change::Delete).collect();
     for item in snapshot.items {
         let current = state.items.get(&item.key).map(|held| held.version);
         if current != Some(item.version) {
-            put(config, state, applier, item);
+            changes.push(Change::Put(item));
         }
     }
+    // What the southbound holds beyond the state (applied just before a crash) goes too.
+    let held: std::collections::BTreeSet<String> = state.items.keys().cloned().collect();
+    match applier.retrieve().await {
+        Ok(keys) => changes.extend(
+            keys.into_iter()
+                .filter(|k| !wanted.contains(k.as_str()) && !held.contains(k))
+                .map(Change::Delete),
+        ),
+        Err(e) => {
+            tracing::warn!(agent = %config.id, error = %e, "cannot read what the southbound holds")
+        }
+    }
+    // What was held is reported by the caller; the removals are reported here.
+    let removed: Vec<AgentReport> = apply(config, state, applier, changes)
+        .await
+        .into_iter()
+        .filter(|r| r.state == ReportState::Removed)
+        .collect();
     state.revision = snapshot.revision;
     state.relist = false;
     state.save()?;
@@ -147,57 +154,61 @@ async fn relist(
     Ok(())
 }
 
-fn handle(
-    config: &AgentConfig,
-    state: &mut AgentState,
-    applier: &mut dyn Applier,
-    event: FeedEvent,
-) -> Option<AgentReport> {
-    match event {
-        FeedEvent::Put { item, .. } => Some(put(config, state, applier, item)),
-        FeedEvent::Delete { key, .. } => remove(config, state, applier, &key),
-        FeedEvent::Bookmark { .. } => None,
-    }
+/// One item change from the feed or a re-list.
+enum Change {
+    Put(AgentItem),
+    Delete(String),
 }
 
-fn put(
+/// Applies a batch of changes and holds their outcome; reports for the items put, and a
+/// `removed` report for each held item that went (it clears the agent's entry upstream).
+async fn apply(
     config: &AgentConfig,
     state: &mut AgentState,
     applier: &mut dyn Applier,
-    item: AgentItem,
-) -> AgentReport {
-    let (item_state, message) = match applier.apply(&item.key, &item.value) {
-        Ok(()) => (ReportState::Applied, None),
-        Err(e) => {
-            tracing::warn!(agent = %config.id, key = %item.key, error = %e, "cannot apply an item");
-            (ReportState::Failed, Some(e.to_string()))
+    changes: Vec<Change>,
+) -> Vec<AgentReport> {
+    if changes.is_empty() {
+        return Vec::new();
+    }
+    let batch = changes
+        .iter()
+        .map(|change| match change {
+            Change::Put(item) => (item.key.clone(), Some(item.value.clone())),
+            Change::Delete(key) => (key.clone(), None),
+        })
+        .collect();
+    let outcomes = applier.apply_batch(batch).await;
+    let mut reports = Vec::new();
+    for (change, outcome) in changes.into_iter().zip(outcomes) {
+        if outcome.state == ReportState::Failed {
+            let key = match &change {
+                Change::Put(item) => item.key.as_str(),
+                Change::Delete(key) => key.as_str(),
+            };
+            tracing::warn!(agent = %config.id, key, error = ?outcome.message, "cannot apply an item change");
         }
-    };
-    let held = HeldItem {
-        value: item.value,
-        version: item.version,
-        state: item_state,
-        message,
-    };
-    let report = report(&config.id, &item.key, &held);
-    state.items.insert(item.key, held);
-    report
-}
-
-/// Removes `key`; the report says so, which clears the agent's entry on the server.
-fn remove(
-    config: &AgentConfig,
-    state: &mut AgentState,
-    applier: &mut dyn Applier,
-    key: &str,
-) -> Option<AgentReport> {
-    if let Err(e) = applier.remove(key) {
-        tracing::warn!(agent = %config.id, key, error = %e, "cannot remove an item");
+        match change {
+            Change::Put(item) => {
+                let held = HeldItem {
+                    value: item.value,
+                    version: item.version,
+                    state: outcome.state,
+                    message: outcome.message,
+                };
+                reports.push(report(&config.id, &item.key, &held));
+                state.items.insert(item.key, held);
+            }
+            Change::Delete(key) => {
+                if let Some(held) = state.items.remove(&key) {
+                    reports.push(AgentReport {
+                        state: ReportState::Removed,
+                        message: None,
+                        ..report(&config.id, &key, &held)
+                    });
+                }
+            }
+        }
     }
-    let held = state.items.remove(key)?;
-    Some(AgentReport {
-        state: ReportState::Removed,
-        message: None,
-        ..report(&config.id, key, &held)
-    })
+    reports
 }

@@ -1,0 +1,16 @@
+//! The KV scheduler's contract, apart from the engine: descriptors, value states, transactions.
+
+mod descriptor;
+mod state;
+mod txn;
+
+pub use descriptor::*;
+pub use state::*;
+pub use txn::*;
+
+/// A key identifying one configuration item, e.g. `vpp/interface/my-tap`.
+pub type Key = String;
+/// A value, a JSON document (the WIT carries it as a JSON string).
+pub type Value = serde_json::Value;
+/// Opaque data a descriptor returns from create/update and gets back later for the same key.
+pub type Metadata = Option<String>;

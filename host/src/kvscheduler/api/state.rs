@@ -1,0 +1,128 @@
+//! Value states as Ligato's, with their details, and the inspection views built from them.
+
+use super::{Dependency, InvalidValue, Key, Operation, TxnType, Value, ValueOrigin};
+use serde::{Deserialize, Serialize};
+use std::time::SystemTime;
+/// State of a value, exactly as Ligato's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ValueState {
+    /// Not known to the scheduler (never requested, or removed and forgotten).
+    Nonexistent,
+    /// Configured by the scheduler but not found in the southbound by retrieve.
+    Missing,
+    /// No descriptor is registered for the key.
+    Unimplemented,
+    /// Removed at the northbound's request.
+    Removed,
+    /// Applied by the scheduler.
+    Configured,
+    /// Notified by the southbound, not managed by the scheduler; never removed by resync.
+    Obtained,
+    /// Found in the southbound by retrieve, not managed by the scheduler.
+    Discovered,
+    /// Waiting for dependencies.
+    Pending,
+    /// Refused by the descriptor's `validate`.
+    Invalid,
+    /// An operation failed and will not be retried.
+    Failed,
+    /// An operation failed and a retry is scheduled.
+    Retrying,
+}
+
+impl ValueState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Nonexistent => "NONEXISTENT",
+            Self::Missing => "MISSING",
+            Self::Unimplemented => "UNIMPLEMENTED",
+            Self::Removed => "REMOVED",
+            Self::Configured => "CONFIGURED",
+            Self::Obtained => "OBTAINED",
+            Self::Discovered => "DISCOVERED",
+            Self::Pending => "PENDING",
+            Self::Invalid => "INVALID",
+            Self::Failed => "FAILED",
+            Self::Retrying => "RETRYING",
+        }
+    }
+}
+
+impl std::fmt::Display for ValueState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// State of one value with the details that explain it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValueStatus {
+    pub key: Key,
+    pub state: ValueState,
+    pub origin: ValueOrigin,
+    /// The value wanted (northbound, parent) or observed (obtained, discovered).
+    pub value: Option<Value>,
+    /// The key of the value this one is derived from.
+    pub derived_from: Option<Key>,
+    /// PENDING: dependencies not yet satisfied.
+    pub missing_dependencies: Vec<Dependency>,
+    /// INVALID: why.
+    pub invalid: Option<InvalidValue>,
+    /// FAILED / RETRYING: the last error.
+    pub error: Option<String>,
+    /// Sequence number of the transaction that last changed this value.
+    pub last_txn: u64,
+}
+
+impl ValueStatus {
+    /// The status of a key the scheduler does not know.
+    pub fn nonexistent(key: &str) -> Self {
+        Self {
+            key: key.to_owned(),
+            state: ValueState::Nonexistent,
+            origin: ValueOrigin::Unknown,
+            value: None,
+            derived_from: None,
+            missing_dependencies: Vec::new(),
+            invalid: None,
+            error: None,
+            last_txn: 0,
+        }
+    }
+}
+
+/// The three views of `dump`, as Ligato's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dump {
+    /// What the northbound asked for.
+    pub desired: Vec<(Key, Value)>,
+    /// What the descriptors find in the southbound now; values the scheduler configured
+    /// but cannot find are listed as MISSING.
+    pub retrieved: Vec<ValueStatus>,
+    /// What the scheduler believes, every value it knows.
+    pub cached: Vec<ValueStatus>,
+}
+
+/// A node of the graph with its edges, for inspection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphNode {
+    pub status: ValueStatus,
+    pub descriptor: Option<String>,
+    /// Each dependency with the keys that currently satisfy it.
+    pub dependencies: Vec<(Dependency, Vec<Key>)>,
+    pub derived: Vec<Key>,
+}
+
+/// One change of a key's state, from the history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    pub seq: u64,
+    pub txn_type: TxnType,
+    pub time: SystemTime,
+    pub operation: Operation,
+    pub prev_state: ValueState,
+    pub new_state: ValueState,
+    pub value: Option<Value>,
+    pub error: Option<String>,
+}

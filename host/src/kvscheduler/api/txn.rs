@@ -1,0 +1,181 @@
+//! Transactions: types, options, records of planned and executed operations, and errors.
+
+use super::{Key, Value, ValueState};
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, SystemTime};
+/// What started a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TxnType {
+    /// A change of desired state from the northbound.
+    NbTransaction,
+    /// A retry of operations that failed in best-effort mode.
+    RetryFailedOps,
+    /// A southbound notification (obtained value appeared, changed or went).
+    SbNotification,
+    /// The northbound's whole desired state, plus a refresh of the southbound.
+    FullResync,
+    /// A refresh of the southbound against the desired state already held.
+    DownstreamResync,
+}
+
+/// Retries of failed operations in best-effort mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetryOptions {
+    /// Delay before the first retry.
+    pub period: Duration,
+    /// Retries after the first failure; 0 disables them.
+    pub max_attempts: u32,
+    /// Double the delay at every attempt.
+    pub exponential_backoff: bool,
+}
+
+impl Default for RetryOptions {
+    fn default() -> Self {
+        Self {
+            period: Duration::from_secs(1),
+            max_attempts: 3,
+            exponential_backoff: true,
+        }
+    }
+}
+
+/// How a transaction deals with failures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TxnMode {
+    /// Apply what can be applied; retry what failed (if retriable).
+    BestEffort(Option<RetryOptions>),
+    /// Stop at the first failure and undo what the transaction applied.
+    Revert,
+}
+
+/// Options of a northbound transaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnOptions {
+    pub mode: TxnMode,
+    /// Free text kept in the transaction record.
+    pub description: String,
+}
+
+impl Default for TxnOptions {
+    fn default() -> Self {
+        Self {
+            mode: TxnMode::BestEffort(Some(RetryOptions::default())),
+            description: String::new(),
+        }
+    }
+}
+
+impl TxnOptions {
+    pub fn revert() -> Self {
+        Self {
+            mode: TxnMode::Revert,
+            description: String::new(),
+        }
+    }
+
+    pub fn best_effort(retry: Option<RetryOptions>) -> Self {
+        Self {
+            mode: TxnMode::BestEffort(retry),
+            description: String::new(),
+        }
+    }
+}
+
+/// What a resync does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resync {
+    /// The northbound's whole desired state replaces the one held, then the southbound
+    /// is refreshed and repaired.
+    Full(Vec<(Key, Value)>),
+    /// The southbound is refreshed and repaired against the desired state held.
+    Downstream,
+}
+
+/// An operation on the southbound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Operation {
+    Create,
+    Update,
+    Delete,
+    Recreate,
+}
+
+/// One planned or executed operation of a transaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedOp {
+    pub key: Key,
+    pub operation: Operation,
+    pub prev_state: ValueState,
+    pub new_state: ValueState,
+    pub prev_value: Option<Value>,
+    pub new_value: Option<Value>,
+    pub error: Option<String>,
+    /// The value is derived from another.
+    pub derived: bool,
+    /// The value was PENDING before this operation.
+    pub was_pending: bool,
+    /// The operation undoes a previous one of a failed revert-mode transaction.
+    pub is_revert: bool,
+}
+
+/// A key with the value a transaction asked for (`None`: remove).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestedValue {
+    pub key: Key,
+    pub value: Option<Value>,
+}
+
+/// What one transaction did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TxnRecord {
+    pub seq: u64,
+    pub txn_type: TxnType,
+    pub description: String,
+    pub start: SystemTime,
+    pub stop: SystemTime,
+    pub values: Vec<RequestedValue>,
+    /// What the scheduler planned, assuming every operation succeeds.
+    pub planned: Vec<RecordedOp>,
+    /// What actually happened, in order.
+    pub executed: Vec<RecordedOp>,
+}
+
+impl TxnRecord {
+    /// Executed operations that failed, with their errors.
+    pub fn failures(&self) -> Vec<(Key, String)> {
+        self.executed
+            .iter()
+            .filter_map(|op| op.error.clone().map(|e| (op.key.clone(), e)))
+            .collect()
+    }
+}
+
+/// Errors of transactions and notifications.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TxnError {
+    /// Some values could not be applied; in best-effort mode the rest was applied and
+    /// retriable failures are retried; in revert mode everything applied was undone.
+    #[error("transaction {} failed for {}{}", .record.seq, describe_failures(.record), if *.reverted { ", reverted" } else { "" })]
+    Failed {
+        record: Box<TxnRecord>,
+        reverted: bool,
+    },
+    /// The northbound tried to change a value only the southbound owns.
+    #[error("key {0} is obtained from the southbound and cannot be changed by the northbound")]
+    ObtainedKey(Key),
+    /// The northbound tried to notify a value the scheduler manages.
+    #[error("key {0} is managed by the northbound and cannot be notified")]
+    ManagedKey(Key),
+}
+
+fn describe_failures(record: &TxnRecord) -> String {
+    record
+        .failures()
+        .iter()
+        .map(|(key, error)| format!("{key} ({error})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

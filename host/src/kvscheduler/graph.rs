@@ -1,0 +1,192 @@
+//! The graph of values: one node per key, with dependencies (by key or any-of prefix) and
+//! derived values as edges.
+
+use super::api::{
+    Dependency, GraphNode, InvalidValue, Key, Metadata, Value, ValueOrigin, ValueState, ValueStatus,
+};
+use std::collections::BTreeMap;
+
+/// Everything the scheduler knows about one key.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub key: Key,
+    /// What the northbound (or the parent, for a derived value) wants; `None`: to be removed.
+    pub wanted: Option<Value>,
+    /// What is in the southbound as far as the scheduler knows.
+    pub applied: Option<Value>,
+    pub metadata: Metadata,
+    pub state: ValueState,
+    pub origin: ValueOrigin,
+    pub derived_from: Option<Key>,
+    pub dependencies: Vec<Dependency>,
+    pub derived: Vec<Key>,
+    pub descriptor: Option<String>,
+    pub invalid: Option<InvalidValue>,
+    pub error: Option<String>,
+    /// Retries done since the last success.
+    pub attempts: u32,
+    pub last_txn: u64,
+}
+
+impl Node {
+    pub fn new(key: &str, origin: ValueOrigin) -> Self {
+        Self {
+            key: key.to_owned(),
+            wanted: None,
+            applied: None,
+            metadata: None,
+            state: ValueState::Nonexistent,
+            origin,
+            derived_from: None,
+            dependencies: Vec::new(),
+            derived: Vec::new(),
+            descriptor: None,
+            invalid: None,
+            error: None,
+            attempts: 0,
+            last_txn: 0,
+        }
+    }
+
+    /// Whether the value exists in the southbound, so that it satisfies dependencies.
+    pub fn is_available(&self) -> bool {
+        self.applied.is_some()
+    }
+
+    /// Whether the value is owned by the southbound rather than the scheduler.
+    pub fn is_external(&self) -> bool {
+        matches!(self.state, ValueState::Obtained | ValueState::Discovered)
+    }
+
+    pub fn status(&self, graph: &Graph) -> ValueStatus {
+        let missing_dependencies = if self.state == ValueState::Pending {
+            graph.missing(&self.dependencies, None)
+        } else {
+            Vec::new()
+        };
+        ValueStatus {
+            key: self.key.clone(),
+            state: self.state,
+            origin: self.origin,
+            value: self.wanted.clone().or_else(|| self.applied.clone()),
+            derived_from: self.derived_from.clone(),
+            missing_dependencies,
+            invalid: self.invalid.clone(),
+            error: self.error.clone(),
+            last_txn: self.last_txn,
+        }
+    }
+}
+
+/// All nodes, ordered by key so that dumps and plans are deterministic.
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    nodes: BTreeMap<Key, Node>,
+}
+
+impl Graph {
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.nodes.get(key)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
+        self.nodes.get_mut(key)
+    }
+
+    /// The node of `key`, created empty if unknown.
+    pub fn entry(&mut self, key: &str, origin: ValueOrigin) -> &mut Node {
+        self.nodes
+            .entry(key.to_owned())
+            .or_insert_with(|| Node::new(key, origin))
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<Node> {
+        self.nodes.remove(key)
+    }
+
+    pub fn nodes(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.values()
+    }
+
+    pub fn keys(&self) -> Vec<Key> {
+        self.nodes.keys().cloned().collect()
+    }
+
+    /// Available keys satisfying `dependency`, not counting `excluded` (a key on its way out).
+    pub fn satisfying(&self, dependency: &Dependency, excluded: Option<&str>) -> Vec<Key> {
+        self.nodes
+            .values()
+            .filter(|n| n.is_available() && Some(n.key.as_str()) != excluded)
+            .filter(|n| dependency.target.matches(&n.key))
+            .map(|n| n.key.clone())
+            .collect()
+    }
+
+    /// Dependencies not satisfied, not counting `excluded`.
+    pub fn missing(&self, dependencies: &[Dependency], excluded: Option<&str>) -> Vec<Dependency> {
+        dependencies
+            .iter()
+            .filter(|d| self.satisfying(d, excluded).is_empty())
+            .cloned()
+            .collect()
+    }
+
+    /// Applied values that would lose a dependency if `key` went away.
+    pub fn dependants_losing(&self, key: &str) -> Vec<Key> {
+        self.nodes
+            .values()
+            .filter(|n| n.is_available() && !n.is_external() && n.key != key)
+            .filter(|n| n.dependencies.iter().any(|d| d.target.matches(key)))
+            .filter(|n| !self.missing(&n.dependencies, Some(key)).is_empty())
+            .map(|n| n.key.clone())
+            .collect()
+    }
+
+    /// PENDING values that `key` (now available) may unlock.
+    pub fn pending_on(&self, key: &str) -> Vec<Key> {
+        self.nodes
+            .values()
+            .filter(|n| n.state == ValueState::Pending)
+            .filter(|n| n.dependencies.iter().any(|d| d.target.matches(key)))
+            .map(|n| n.key.clone())
+            .collect()
+    }
+
+    pub fn inspect(&self) -> Vec<GraphNode> {
+        self.nodes
+            .values()
+            .map(|n| GraphNode {
+                status: n.status(self),
+                descriptor: n.descriptor.clone(),
+                dependencies: n
+                    .dependencies
+                    .iter()
+                    .map(|d| (d.clone(), self.satisfying(d, None)))
+                    .collect(),
+                derived: n.derived.clone(),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn available(graph: &mut Graph, key: &str) {
+        graph.entry(key, ValueOrigin::FromNorthbound).applied = Some(Value::Null);
+    }
+
+    #[test]
+    fn any_of_dependants_lose_their_dependency_only_with_the_last_match() {
+        let mut graph = Graph::default();
+        available(&mut graph, "addr/a/1");
+        available(&mut graph, "addr/a/2");
+        let unnumbered = graph.entry("unnumbered/b", ValueOrigin::FromNorthbound);
+        unnumbered.applied = Some(Value::Null);
+        unnumbered.dependencies = vec![Dependency::any_of("ip", "addr/a/")];
+        assert!(graph.dependants_losing("addr/a/1").is_empty());
+        graph.remove("addr/a/2");
+        assert_eq!(graph.dependants_losing("addr/a/1"), vec!["unnumbered/b"]);
+    }
+}

@@ -1,0 +1,24 @@
+//! The agent's KV scheduler (after Ligato's): values applied through descriptors in
+//! dependency order, with derived values, PENDING, retries, revert and resync.
+
+pub mod api;
+mod graph;
+mod history;
+mod refresh;
+mod registry;
+mod retry;
+mod revert;
+mod scheduler;
+mod txn;
+mod wasm;
+
+#[cfg(test)]
+mod convergence;
+#[cfg(test)]
+mod scenarios;
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub use api::*;
+pub use scheduler::KvScheduler;
+pub use wasm::WasmDescriptor;

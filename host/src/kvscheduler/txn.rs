@@ -1,0 +1,526 @@
+//! Planning and execution of one transaction: values are applied in dependency order,
+//! dependants and derived values follow their values, failures are recorded.
+
+use super::api::{
+    Descriptor, DescriptorError, Key, Operation, RecordedOp, RetryOptions, Value, ValueOrigin,
+    ValueState,
+};
+use super::graph::Graph;
+use super::registry::Registry;
+use futures::future::BoxFuture;
+use std::sync::Arc;
+
+/// A southbound change the transaction made, kept to undo it in revert mode.
+#[derive(Clone)]
+pub enum Undo {
+    Created {
+        key: Key,
+        value: Value,
+        descriptor: Arc<dyn Descriptor>,
+    },
+    Updated {
+        key: Key,
+        old: Value,
+        new: Value,
+        descriptor: Arc<dyn Descriptor>,
+    },
+    Deleted {
+        key: Key,
+        value: Value,
+        descriptor: Arc<dyn Descriptor>,
+    },
+}
+
+/// Applies changes to a graph, calling descriptors unless it only plans.
+pub struct Executor<'a> {
+    pub graph: &'a mut Graph,
+    pub registry: &'a Registry,
+    pub seq: u64,
+    /// Plan only: every operation is assumed to succeed and no descriptor changes anything.
+    pub dry_run: bool,
+    /// Stop at the first failure (revert mode).
+    pub stop_on_failure: bool,
+    pub retry: Option<RetryOptions>,
+    pub ops: Vec<RecordedOp>,
+    pub undo: Vec<Undo>,
+    pub failed: Vec<Key>,
+    pub stopped: bool,
+}
+
+impl<'a> Executor<'a> {
+    pub fn new(graph: &'a mut Graph, registry: &'a Registry, seq: u64) -> Self {
+        Self {
+            graph,
+            registry,
+            seq,
+            dry_run: false,
+            stop_on_failure: false,
+            retry: None,
+            ops: Vec::new(),
+            undo: Vec::new(),
+            failed: Vec::new(),
+            stopped: false,
+        }
+    }
+
+    /// Sets what the northbound (or a parent) wants for `key` and applies it.
+    pub fn set_wanted(
+        &mut self,
+        key: Key,
+        value: Option<Value>,
+        derived_from: Option<Key>,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if value.is_none() && self.graph.get(&key).is_none() {
+                return;
+            }
+            let node = self.graph.entry(&key, ValueOrigin::FromNorthbound);
+            if node.is_external() {
+                return;
+            }
+            node.wanted = value;
+            node.derived_from = derived_from;
+            node.attempts = 0;
+            self.reconcile(key).await;
+        })
+    }
+
+    /// Brings `key` to what is wanted, as far as its dependencies allow.
+    pub fn reconcile(&mut self, key: Key) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if self.stopped {
+                return;
+            }
+            let Some(node) = self.graph.get(&key) else {
+                return;
+            };
+            if node.is_external() {
+                return;
+            }
+            let (wanted, applied, state) = (node.wanted.clone(), node.applied.clone(), node.state);
+            let Some(value) = wanted else {
+                if applied.is_some() {
+                    self.take_down(&key, ValueState::Removed).await;
+                } else if state != ValueState::Nonexistent {
+                    self.mark(&key, Operation::Delete, ValueState::Removed);
+                }
+                if self.graph.get(&key).is_some_and(|n| n.applied.is_none()) {
+                    self.graph.remove(&key);
+                }
+                return;
+            };
+            let Some(descriptor) = self.registry.for_key(&key) else {
+                self.without_descriptor(&key, value).await;
+                return;
+            };
+            if let Some(node) = self.graph.get_mut(&key) {
+                node.descriptor = Some(descriptor.name().to_owned());
+            }
+            if let Err(invalid) = descriptor.validate(&key, &value).await {
+                if applied.is_some() {
+                    self.take_down(&key, ValueState::Invalid).await;
+                }
+                let error = invalid.to_string();
+                if let Some(node) = self.graph.get_mut(&key) {
+                    node.invalid = Some(invalid);
+                }
+                self.mark(&key, Operation::Create, ValueState::Invalid);
+                self.record_failure(&key, error);
+                return;
+            }
+            let dependencies = descriptor.dependencies(&key, &value).await;
+            let missing = self.graph.missing(&dependencies, None);
+            if let Some(node) = self.graph.get_mut(&key) {
+                node.dependencies = dependencies;
+                node.invalid = None;
+            }
+            if !missing.is_empty() {
+                if applied.is_some() {
+                    self.take_down(&key, ValueState::Pending).await;
+                } else if state != ValueState::Pending {
+                    self.mark(&key, Operation::Create, ValueState::Pending);
+                }
+                return;
+            }
+            match applied {
+                None => {
+                    self.create(&key, value, &descriptor, Operation::Create)
+                        .await
+                }
+                Some(old) if old == value => {
+                    if let Some(node) = self.graph.get_mut(&key) {
+                        node.state = ValueState::Configured;
+                        node.error = None;
+                    }
+                }
+                Some(old) => {
+                    let metadata = self.graph.get(&key).and_then(|n| n.metadata.clone());
+                    if descriptor
+                        .update_with_recreate(&key, &old, &value, &metadata)
+                        .await
+                    {
+                        self.take_down(&key, ValueState::Pending).await;
+                        if self.graph.get(&key).is_some_and(|n| n.applied.is_none()) {
+                            self.create(&key, value, &descriptor, Operation::Recreate)
+                                .await;
+                        }
+                    } else {
+                        self.update(&key, old, value, &descriptor).await;
+                    }
+                }
+            }
+        })
+    }
+
+    /// A derived value without descriptor is a property: it exists with its parent. A
+    /// northbound value without descriptor waits UNIMPLEMENTED.
+    async fn without_descriptor(&mut self, key: &str, value: Value) {
+        let Some(node) = self.graph.get_mut(key) else {
+            return;
+        };
+        node.descriptor = None;
+        if node.derived_from.is_some() {
+            let prev_state = node.state;
+            let changed = node.applied.as_ref() != Some(&value);
+            node.applied = Some(value);
+            node.state = ValueState::Configured;
+            if changed {
+                self.push_op(key, Operation::Create, prev_state, None, None);
+                self.unlock(key).await;
+            }
+        } else if node.state != ValueState::Unimplemented {
+            self.mark(key, Operation::Create, ValueState::Unimplemented);
+        }
+    }
+
+    async fn create(
+        &mut self,
+        key: &str,
+        value: Value,
+        descriptor: &Arc<dyn Descriptor>,
+        operation: Operation,
+    ) {
+        let (prev_state, prev_value) = self.before(key);
+        let result = if self.dry_run {
+            Ok(None)
+        } else {
+            descriptor.create(key, &value).await
+        };
+        match result {
+            Ok(metadata) => {
+                if let Some(node) = self.graph.get_mut(key) {
+                    node.applied = Some(value.clone());
+                    node.metadata = metadata;
+                    node.state = ValueState::Configured;
+                    node.error = None;
+                    node.attempts = 0;
+                }
+                self.undo.push(Undo::Created {
+                    key: key.to_owned(),
+                    value: value.clone(),
+                    descriptor: descriptor.clone(),
+                });
+                self.push_op(key, operation, prev_state, prev_value, None);
+                self.sync_derived(key, &value, descriptor).await;
+                self.unlock(key).await;
+            }
+            Err(error) => {
+                self.fail(key, operation, prev_state, prev_value, error, descriptor)
+                    .await
+            }
+        }
+    }
+
+    async fn update(
+        &mut self,
+        key: &str,
+        old: Value,
+        value: Value,
+        descriptor: &Arc<dyn Descriptor>,
+    ) {
+        // Derived values that go away are removed before the update, as a borrowed
+        // address is returned before it is unassigned.
+        let kept: Vec<Key> = descriptor
+            .derived_values(key, &value)
+            .await
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        let obsolete: Vec<Key> = self
+            .graph
+            .get(key)
+            .map(|n| {
+                n.derived
+                    .iter()
+                    .filter(|k| !kept.contains(k))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        for gone in obsolete {
+            if let Some(node) = self.graph.get_mut(key) {
+                node.derived.retain(|k| k != &gone);
+            }
+            self.set_wanted(gone, None, Some(key.to_owned())).await;
+        }
+        let (prev_state, prev_value) = self.before(key);
+        let metadata = self.graph.get(key).and_then(|n| n.metadata.clone());
+        let result = if self.dry_run {
+            Ok(metadata)
+        } else {
+            descriptor.update(key, &old, &value, &metadata).await
+        };
+        match result {
+            Ok(metadata) => {
+                if let Some(node) = self.graph.get_mut(key) {
+                    node.applied = Some(value.clone());
+                    node.metadata = metadata;
+                    node.state = ValueState::Configured;
+                    node.error = None;
+                    node.attempts = 0;
+                }
+                self.undo.push(Undo::Updated {
+                    key: key.to_owned(),
+                    old,
+                    new: value.clone(),
+                    descriptor: descriptor.clone(),
+                });
+                self.push_op(key, Operation::Update, prev_state, prev_value, None);
+                self.sync_derived(key, &value, descriptor).await;
+            }
+            Err(error) => {
+                self.fail(
+                    key,
+                    Operation::Update,
+                    prev_state,
+                    prev_value,
+                    error,
+                    descriptor,
+                )
+                .await
+            }
+        }
+    }
+
+    /// Removes an applied value from the southbound: first the values that would lose a
+    /// dependency (they go PENDING), then its derived values, then the value itself.
+    pub fn take_down(&mut self, key: &str, final_state: ValueState) -> BoxFuture<'_, ()> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            if !self.graph.get(&key).is_some_and(|n| n.is_available()) {
+                return;
+            }
+            for dependant in self.graph.dependants_losing(&key) {
+                self.take_down(&dependant, ValueState::Pending).await;
+            }
+            let derived = self
+                .graph
+                .get_mut(&key)
+                .map(|n| std::mem::take(&mut n.derived))
+                .unwrap_or_default();
+            for child in derived {
+                self.set_wanted(child, None, Some(key.clone())).await;
+            }
+            let Some(node) = self.graph.get(&key) else {
+                return;
+            };
+            let (prev_state, prev_value) = (node.state, node.applied.clone());
+            let Some(applied) = prev_value.clone() else {
+                return;
+            };
+            let metadata = node.metadata.clone();
+            let is_external = node.is_external();
+            let descriptor = self.registry.for_key(&key);
+            let result = match (&descriptor, self.dry_run || is_external) {
+                (Some(descriptor), false) => descriptor.delete(&key, &applied, &metadata).await,
+                _ => Ok(()),
+            };
+            match result {
+                Ok(()) => {
+                    if let Some(node) = self.graph.get_mut(&key) {
+                        node.applied = None;
+                        node.metadata = None;
+                        node.state = final_state;
+                    }
+                    if let Some(descriptor) = descriptor.filter(|_| !is_external) {
+                        self.undo.push(Undo::Deleted {
+                            key: key.clone(),
+                            value: applied,
+                            descriptor,
+                        });
+                    }
+                    self.push_op(&key, Operation::Delete, prev_state, prev_value, None);
+                }
+                Err(error) => {
+                    if let Some(descriptor) = descriptor {
+                        self.fail(
+                            &key,
+                            Operation::Delete,
+                            prev_state,
+                            prev_value,
+                            error,
+                            &descriptor,
+                        )
+                        .await
+                    }
+                }
+            }
+        })
+    }
+
+    /// Creates, updates and removes the values derived from `key` to match `value`.
+    async fn sync_derived(&mut self, key: &str, value: &Value, descriptor: &Arc<dyn Descriptor>) {
+        let derived = descriptor.derived_values(key, value).await;
+        let old = self
+            .graph
+            .get(key)
+            .map(|n| n.derived.clone())
+            .unwrap_or_default();
+        let new_keys: Vec<Key> = derived.iter().map(|(k, _)| k.clone()).collect();
+        if let Some(node) = self.graph.get_mut(key) {
+            node.derived = new_keys.clone();
+        }
+        for gone in old.into_iter().filter(|k| !new_keys.contains(k)) {
+            self.set_wanted(gone, None, Some(key.to_owned())).await;
+        }
+        for (child, child_value) in derived {
+            self.set_wanted(child, Some(child_value), Some(key.to_owned()))
+                .await;
+        }
+    }
+
+    /// Applies the PENDING values that `key`, now available, may unlock.
+    async fn unlock(&mut self, key: &str) {
+        for pending in self.graph.pending_on(key) {
+            self.reconcile(pending).await;
+        }
+    }
+
+    /// Puts a value the southbound owns (notified or retrieved) into the graph, or takes
+    /// it out (`None`), moving its dependants accordingly.
+    pub async fn observe(&mut self, key: &str, value: Option<Value>, state: ValueState) {
+        let (prev_state, prev_value) = self.before(key);
+        match value {
+            Some(value) => {
+                let node = self.graph.entry(key, ValueOrigin::FromSouthbound);
+                node.origin = ValueOrigin::FromSouthbound;
+                node.applied = Some(value.clone());
+                node.wanted = None;
+                node.state = state;
+                node.last_txn = self.seq;
+                if prev_value.as_ref() != Some(&value) {
+                    let operation = if prev_value.is_some() {
+                        Operation::Update
+                    } else {
+                        Operation::Create
+                    };
+                    self.push_op(key, operation, prev_state, prev_value, None);
+                    self.unlock(key).await;
+                }
+            }
+            None => {
+                if prev_value.is_none() {
+                    return;
+                }
+                for dependant in self.graph.dependants_losing(key) {
+                    self.take_down(&dependant, ValueState::Pending).await;
+                }
+                if let Some(node) = self.graph.get_mut(key) {
+                    node.applied = None;
+                    node.state = ValueState::Removed;
+                }
+                self.push_op(key, Operation::Delete, prev_state, prev_value, None);
+                self.graph.remove(key);
+            }
+        }
+    }
+
+    async fn fail(
+        &mut self,
+        key: &str,
+        operation: Operation,
+        prev_state: ValueState,
+        prev_value: Option<Value>,
+        error: DescriptorError,
+        descriptor: &Arc<dyn Descriptor>,
+    ) {
+        let retriable = descriptor.is_retriable(&error).await;
+        let attempts = self.graph.get(key).map_or(0, |n| n.attempts);
+        let retrying = retriable && self.retry.is_some_and(|r| attempts < r.max_attempts);
+        let message = error.to_string();
+        if let Some(node) = self.graph.get_mut(key) {
+            node.state = if retrying {
+                ValueState::Retrying
+            } else {
+                ValueState::Failed
+            };
+            node.error = Some(message.clone());
+            node.last_txn = self.seq;
+        }
+        self.push_op(key, operation, prev_state, prev_value, Some(message));
+        self.failed.push(key.to_owned());
+        if self.stop_on_failure {
+            self.stopped = true;
+        }
+    }
+
+    fn record_failure(&mut self, key: &str, error: String) {
+        if let Some(op) = self.ops.last_mut().filter(|op| op.key == key) {
+            op.error = Some(error);
+        }
+        self.failed.push(key.to_owned());
+        if self.stop_on_failure {
+            self.stopped = true;
+        }
+    }
+
+    /// Records a state change that calls no descriptor (PENDING, REMOVED, ...).
+    fn mark(&mut self, key: &str, operation: Operation, state: ValueState) {
+        let (prev_state, prev_value) = self.before(key);
+        if let Some(node) = self.graph.get_mut(key) {
+            node.state = state;
+        }
+        self.push_op(key, operation, prev_state, prev_value, None);
+    }
+
+    fn before(&self, key: &str) -> (ValueState, Option<Value>) {
+        self.graph
+            .get(key)
+            .map_or((ValueState::Nonexistent, None), |n| {
+                (n.state, n.applied.clone())
+            })
+    }
+
+    fn push_op(
+        &mut self,
+        key: &str,
+        operation: Operation,
+        prev_state: ValueState,
+        prev_value: Option<Value>,
+        error: Option<String>,
+    ) {
+        let (new_state, new_value, derived) = match self.graph.get_mut(key) {
+            Some(node) => {
+                node.last_txn = self.seq;
+                (
+                    node.state,
+                    node.applied.clone(),
+                    node.derived_from.is_some(),
+                )
+            }
+            None => (ValueState::Removed, None, false),
+        };
+        self.ops.push(RecordedOp {
+            key: key.to_owned(),
+            operation,
+            prev_state,
+            new_state,
+            prev_value,
+            new_value,
+            error,
+            derived,
+            was_pending: prev_state == ValueState::Pending,
+            is_revert: false,
+        });
+    }
+}
