@@ -6,34 +6,9 @@ mod common;
 #[path = "common/etcd.rs"]
 mod etcd;
 
-use common::{Host, stdout};
+use common::{Host, THREE, get_json, stdout};
 use serde_json::Value;
 use std::time::Duration;
-
-const THREE: &str = "\
-kind: Policy
-name: web-allow
-labels: {app: web}
-spec: {rules: [{name: http, action: allow}]}
----
-kind: Policy
-name: db-deny
-labels: {app: db}
-spec: {rules: [{name: all, action: deny}]}
----
-kind: Gateway
-name: edge
-spec: {port: 443}
-";
-
-fn get_json(host: &Host, args: &[&str]) -> Value {
-    let mut full = vec!["get"];
-    full.extend_from_slice(args);
-    full.extend_from_slice(&["-o", "json"]);
-    let out = host.cli(&full);
-    assert!(out.status.success(), "get failed: {}", common::stderr(&out));
-    serde_json::from_str(&stdout(&out)).expect("get -o json prints JSON")
-}
 
 fn revision_of(object: &Value) -> u64 {
     object["meta"]["revision"].as_u64().expect("a revision")

@@ -1,9 +1,9 @@
 //! Languages: per-event cost (one `on-create` on a warm instance, host imports sunk) of the
 //! Policy example in each language whose component was built, against policy-rust.
 
-use crate::sink::Sink;
 use anyhow::bail;
 use reactor_host::runtime::bench::Figures;
+use reactor_host::runtime::bench::Sink;
 use reactor_host::runtime::{Object, Runtime, RuntimeConfig, World};
 use std::path::Path;
 use std::sync::Arc;

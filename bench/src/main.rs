@@ -18,7 +18,6 @@ mod report;
 mod restart;
 mod scenarios;
 mod server;
-mod sink;
 mod store;
 
 use anyhow::bail;

@@ -6,9 +6,9 @@
 //! compiled in), written alternately over one file; both are in the compile cache after the
 //! first round, as on a host that has seen them before.
 
-use crate::sink::Sink;
 use anyhow::bail;
 use reactor_host::runtime::bench::Figures;
+use reactor_host::runtime::bench::Sink;
 use reactor_host::runtime::{Object, Runtime, RuntimeConfig, World};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -288,3 +288,30 @@ pub fn assert_fails_with(output: &Output, needles: &[&str]) {
         );
     }
 }
+
+/// The three objects of the user flow (two Policies, a Gateway).
+pub const THREE: &str = "\
+kind: Policy
+name: web-allow
+labels: {app: web}
+spec: {rules: [{name: http, action: allow}]}
+---
+kind: Policy
+name: db-deny
+labels: {app: db}
+spec: {rules: [{name: all, action: deny}]}
+---
+kind: Gateway
+name: edge
+spec: {port: 443}
+";
+
+/// `get ARGS -o json`, parsed; fails the test if the command fails.
+pub fn get_json(host: &Host, args: &[&str]) -> serde_json::Value {
+    let mut full = vec!["get"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["-o", "json"]);
+    let out = host.cli(&full);
+    assert!(out.status.success(), "get failed: {}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("get -o json prints JSON")
+}

@@ -50,7 +50,7 @@ impl Figures {
 /// A store and Nimbus that accept everything and keep nothing, so that a measured call
 /// costs only the logic and the boundary.
 #[derive(Debug, Default)]
-struct Sink;
+pub struct Sink;
 
 #[async_trait::async_trait]
 impl ControllerHost for Sink {
