@@ -4,42 +4,10 @@
 mod common;
 
 use common::agent::Agent;
-use common::components::install;
+use common::policy::{apply, keys, policy, policy_host};
 use common::{Host, assert_fails_with, eventually, stdout};
 use serde_json::Value;
 use std::collections::BTreeSet;
-
-/// A server running the Policy reactor; `extra` flags go to `serve`.
-fn policy_host(tmp: &std::path::Path, extra: &[&str]) -> Host {
-    let data = tmp.join("data");
-    install("policy-rust", &data.join("components"));
-    let host = Host::start(&data, extra);
-    host.wait_ready("policy-rust");
-    host
-}
-
-fn apply(host: &Host, yaml: &str) {
-    let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(yaml));
-    assert!(out.status.success(), "apply: {}", common::stderr(&out));
-}
-
-fn policy(name: &str, role: &str, rules: &[&str]) -> String {
-    let rules: Vec<String> = rules
-        .iter()
-        .map(|r| format!("{{name: \"{r}\", action: allow}}"))
-        .collect();
-    format!(
-        "kind: Policy\nname: {name}\nspec: {{selector: {{role: {role}}}, rules: [{}]}}\n",
-        rules.join(", ")
-    )
-}
-
-fn keys(policy: &str, rules: &[&str]) -> BTreeSet<String> {
-    rules
-        .iter()
-        .map(|r| format!("policy/{policy}/{r}"))
-        .collect()
-}
 
 fn converges(agent: &Agent, want: &BTreeSet<String>) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

@@ -12,12 +12,40 @@ pub struct Agent {
     pub id: String,
     pub data: PathBuf,
     pub southbound: PathBuf,
+    /// The server's token, which the agent's API takes too.
+    pub token: String,
     args: Vec<String>,
 }
 
 impl Agent {
     /// Starts agent `id` with `labels` (`k=v`) against `host`, heartbeats every 200 ms.
     pub fn start(host: &Host, dir: &Path, id: &str, labels: &[&str]) -> Agent {
+        Self::start_with(host, dir, id, labels, &[])
+    }
+
+    /// Starts an agent applying through the KV scheduler: the descriptor components
+    /// `descriptors` (built examples or guests) in its own descriptors folder, its API on a
+    /// free loopback port (see [`Agent::api`]), and `extra` arguments.
+    pub fn with_descriptors(
+        host: &Host,
+        dir: &Path,
+        id: &str,
+        labels: &[&str],
+        descriptors: &[&str],
+        extra: &[&str],
+    ) -> Agent {
+        let folder = dir.join(format!("{id}-descriptors"));
+        for name in descriptors {
+            super::components::install(name, &folder);
+        }
+        let folder = folder.to_string_lossy().into_owned();
+        let mut args = vec!["--descriptors", folder.as_str(), "--listen", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        Self::start_with(host, dir, id, labels, &args)
+    }
+
+    /// Starts agent `id` with extra command-line arguments.
+    pub fn start_with(host: &Host, dir: &Path, id: &str, labels: &[&str], extra: &[&str]) -> Agent {
         let mut args: Vec<String> = vec![
             "agent".into(),
             "--id".into(),
@@ -33,6 +61,7 @@ impl Agent {
             args.push("--label".into());
             args.push((*label).into());
         }
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
         let data = dir.join(format!("{id}-data"));
         let southbound = dir.join(format!("{id}-southbound"));
         let mut agent = Agent {
@@ -40,6 +69,7 @@ impl Agent {
             id: id.to_owned(),
             data,
             southbound,
+            token: host.token(),
             args,
         };
         agent.spawn();
@@ -104,6 +134,73 @@ impl Agent {
     pub fn applied(&self) -> BTreeSet<String> {
         let mut found = BTreeSet::new();
         collect(&self.southbound, &self.southbound, &mut found);
+        found
+    }
+
+    /// The address of the agent's API, from its log line `agent API listening` (the newest:
+    /// a restarted agent listens on a new port).
+    pub fn api_url(&self) -> String {
+        super::eventually("the agent's API address in its log", 60, || {
+            self.log()
+                .lines()
+                .rev()
+                .find(|l| l.contains("agent API listening"))
+                .and_then(|l| l.split("addr=").nth(1))
+                .and_then(|rest| rest.split_whitespace().next())
+                .map(|addr| format!("http://{addr}"))
+        })
+    }
+
+    /// `reactor-host scheduler --agent <its API> ARGS…`.
+    pub fn scheduler(&self, args: &[&str]) -> std::process::Output {
+        Command::new(BIN)
+            .arg("scheduler")
+            .args(["--agent", &self.api_url(), "--token", &self.token])
+            .args(args)
+            .env_remove("REACTOR_TOKEN")
+            .env_remove("REACTOR_AGENT")
+            .output()
+            .expect("scheduler command runs")
+    }
+
+    /// The scheduler's status of `key` (`reactor-host scheduler status KEY --json`).
+    pub fn status(&self, key: &str) -> serde_json::Value {
+        let out = self.scheduler(&["status", key, "--json"]);
+        assert!(
+            out.status.success(),
+            "scheduler status: {}",
+            super::stderr(&out)
+        );
+        let statuses: Vec<serde_json::Value> =
+            serde_json::from_slice(&out.stdout).expect("status --json prints JSON");
+        statuses.into_iter().next().expect("one status")
+    }
+
+    /// Waits until `key` is in `state` (e.g. `CONFIGURED`); answers its status.
+    pub fn wait_state(&self, key: &str, state: &str) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let status = self.status(key);
+            if status["state"] == state {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{key} is {status} on {}, not {state}; its log:\n{}",
+                self.id,
+                self.log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
+    /// The files a descriptor wrote in its own folder `<southbound>/<descriptor>/`, as paths
+    /// relative to it, without `.json` (hidden files, such as failure injections, left out).
+    pub fn files_of(&self, descriptor: &str) -> BTreeSet<String> {
+        let root = self.southbound.join(descriptor);
+        let mut found = BTreeSet::new();
+        collect(&root, &root, &mut found);
+        found.retain(|f| !f.split('/').any(|part| part.starts_with('.')));
         found
     }
 

@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod components;
+pub mod policy;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

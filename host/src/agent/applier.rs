@@ -43,6 +43,27 @@ pub trait Applier: Send {
     async fn retrieve(&mut self) -> Result<Vec<String>, ApplyError> {
         Ok(Vec::new())
     }
+
+    /// Waits until items may have changed state outside `apply_batch` (a retry that
+    /// succeeded, a dependency notified by the southbound, a resync), so that the session
+    /// reports them again. An applier whose outcomes never change later waits forever.
+    /// Must be cancel-safe: the session waits on it alongside the feed.
+    async fn changed(&mut self) -> Changed {
+        std::future::pending().await
+    }
+
+    /// What the applier knows of an item now; `None`: nothing newer than `apply_batch` said.
+    async fn current(&mut self, _key: &str) -> Option<Outcome> {
+        None
+    }
+}
+
+/// Which items [`Applier::changed`] says to look at again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Changed {
+    Keys(Vec<String>),
+    /// Too much happened to tell (changes were missed): every item.
+    All,
 }
 
 #[async_trait]

@@ -1,19 +1,30 @@
 //! `reactor-host agent`: registers with the server, keeps its items in step with the server's
 //! feed (snapshot, then changes resumed by revision, re-listed after compaction), applies
-//! them, reports each item's state back, and sends heartbeats.
+//! them (as files, or through the KV scheduler and its WASM descriptors), reports each
+//! item's state back, and sends heartbeats.
 
+pub mod api;
 mod applier;
+mod client;
+mod descriptors;
+mod local;
+mod resync;
 mod scheduler_applier;
 mod session;
 mod state;
 
-pub use applier::{Applier, ApplyError, FolderApplier, Outcome};
+pub use applier::{Applier, ApplyError, Changed, FolderApplier, Outcome};
+pub use client::SchedulerClient;
+pub use local::{LocalError, LocalValues};
 pub use scheduler_applier::{SchedulerApplier, outcome_of};
 pub use state::{AgentState, HeldItem, StateError};
 
 use crate::api::{Client, ClientError};
+use crate::kvscheduler::{KvScheduler, RetryOptions, TxnOptions};
+use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +33,30 @@ pub enum AgentError {
     Refused { server: String },
     #[error(transparent)]
     State(#[from] StateError),
+    #[error(transparent)]
+    Local(#[from] LocalError),
+    #[error("descriptors: {0}")]
+    Runtime(#[from] RuntimeError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
+}
+
+/// The KV scheduler side of an agent: descriptors applying items to the southbound.
+#[derive(Debug, Clone)]
+pub struct SchedulerConfig {
+    /// The folder of descriptor components, followed for new versions.
+    pub descriptors: PathBuf,
+    /// Each descriptor gets `<southbound>/<descriptor-name>/` as its root.
+    pub southbound: PathBuf,
+    /// Where the agent's own API listens, if anywhere.
+    pub listen: Option<String>,
+    /// How often the southbound is retrieved and repaired; `None`: only at start and on demand.
+    pub resync_every: Option<Duration>,
+    /// Retries of failed operations in best-effort transactions.
+    pub retry: RetryOptions,
 }
 
 /// How an agent runs.
@@ -36,17 +71,22 @@ pub struct AgentConfig {
     pub southbound: Option<PathBuf>,
     /// How often the agent says it is alive; it counts as gone after three missed beats.
     pub heartbeat: Duration,
+    /// Apply through the KV scheduler and these descriptors instead of writing files.
+    pub scheduler: Option<SchedulerConfig>,
 }
 
 /// Runs the agent until it fails for good (a refused token, an unusable state file).
 pub async fn run(config: AgentConfig) -> Result<(), AgentError> {
     let client = Client::new(&config.server, Some(config.token.clone()));
     let mut state = AgentState::load(&config.data)?;
-    let mut applier = FolderApplier::new(config.southbound.clone());
+    let mut applier: Box<dyn Applier> = match &config.scheduler {
+        Some(scheduler) => Box::new(start_scheduler(&config, scheduler, &state).await?),
+        None => Box::new(FolderApplier::new(config.southbound.clone())),
+    };
     let beating = tokio::spawn(heartbeats(client.clone(), config.clone()));
     let mut backoff = Duration::from_millis(100);
     let result = loop {
-        match session::run(&client, &config, &mut state, &mut applier).await {
+        match session::run(&client, &config, &mut state, applier.as_mut()).await {
             Ok(()) => backoff = Duration::from_millis(100),
             Err(session::SessionError::Client(e)) if refused(&e) => {
                 break Err(AgentError::Refused {
@@ -63,6 +103,53 @@ pub async fn run(config: AgentConfig) -> Result<(), AgentError> {
     };
     beating.abort();
     result
+}
+
+/// Loads the descriptors, configures what the agent held before it stopped (the items and
+/// the local values, with a full resync: stray values in the southbound go, missing ones
+/// are created), starts the agent's API and the periodic resync.
+async fn start_scheduler(
+    config: &AgentConfig,
+    settings: &SchedulerConfig,
+    state: &AgentState,
+) -> Result<SchedulerApplier, AgentError> {
+    let scheduler = KvScheduler::new();
+    let mut runtime_config = RuntimeConfig::new(config.data.join("runtime"));
+    runtime_config.southbound = Some(settings.southbound.clone());
+    let runtime = Runtime::new(runtime_config)?;
+    descriptors::follow(&runtime, &scheduler, &settings.descriptors).await?;
+    let local = Arc::new(LocalValues::load(&config.data)?);
+    resync::at_start(&scheduler, state, &local).await;
+    let best_effort = TxnOptions::best_effort(Some(settings.retry));
+    if let Some(addr) = &settings.listen {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| AgentError::Listen {
+                addr: addr.clone(),
+                source,
+            })?;
+        let bound = listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| addr.clone());
+        let router = api::router(
+            scheduler.clone(),
+            local,
+            runtime,
+            best_effort.clone(),
+            config.token.as_str().into(),
+        );
+        tracing::info!(agent = %config.id, addr = %bound, "agent API listening");
+        tokio::spawn(async move {
+            if let Err(error) = axum::serve(listener, router).await {
+                tracing::error!(%error, "the agent API stopped");
+            }
+        });
+    }
+    if let Some(period) = settings.resync_every {
+        tokio::spawn(resync::every(scheduler.clone(), period));
+    }
+    Ok(SchedulerApplier::new(scheduler, best_effort))
 }
 
 fn refused(error: &ClientError) -> bool {

@@ -1,25 +1,44 @@
 //! An applier that hands the agent's items to the KV scheduler: each feed batch is one
-//! transaction, and each item is reported with its value's scheduler state.
+//! transaction, and each item is reported with its value's scheduler state, again whenever
+//! a later transaction (a retry, a notification, a resync) changes it.
 
-use super::applier::{Applier, Outcome};
-use crate::kvscheduler::{
-    DependencyTarget, KvScheduler, TxnError, TxnOptions, ValueState, ValueStatus,
-};
+use super::applier::{Applier, Changed, Outcome};
+use crate::kvscheduler::{KvScheduler, TxnError, TxnOptions, TxnRecord, ValueState, ValueStatus};
 use crate::nimbus::ReportState;
 use async_trait::async_trait;
 use serde_json::Value;
+use tokio::sync::broadcast;
 
 /// Items become desired values of the scheduler.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SchedulerApplier {
     scheduler: KvScheduler,
     options: TxnOptions,
+    records: broadcast::Receiver<TxnRecord>,
 }
 
 impl SchedulerApplier {
     pub fn new(scheduler: KvScheduler, options: TxnOptions) -> Self {
-        Self { scheduler, options }
+        let records = scheduler.subscribe();
+        Self {
+            scheduler,
+            options,
+            records,
+        }
     }
+}
+
+/// Every key a transaction asked for or touched.
+fn touched(record: &TxnRecord) -> Vec<String> {
+    let mut keys: Vec<String> = record
+        .values
+        .iter()
+        .map(|v| v.key.clone())
+        .chain(record.executed.iter().map(|op| op.key.clone()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
 }
 
 #[async_trait]
@@ -61,6 +80,19 @@ impl Applier for SchedulerApplier {
         }
         outcomes
     }
+
+    async fn changed(&mut self) -> Changed {
+        match self.records.recv().await {
+            Ok(record) => Changed::Keys(touched(&record)),
+            Err(broadcast::error::RecvError::Lagged(_)) => Changed::All,
+            // The scheduler lives as long as this applier holds it: never closed.
+            Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
+        }
+    }
+
+    async fn current(&mut self, key: &str) -> Option<Outcome> {
+        Some(outcome_of(&self.scheduler.status(key).await))
+    }
 }
 
 /// How a value's scheduler state is reported to the server.
@@ -72,10 +104,7 @@ pub fn outcome_of(status: &ValueStatus) -> Outcome {
             let waiting: Vec<String> = status
                 .missing_dependencies
                 .iter()
-                .map(|d| match &d.target {
-                    DependencyTarget::Key(key) => format!("{} ({key})", d.label),
-                    DependencyTarget::AnyOf(prefix) => format!("{} (any of {prefix}*)", d.label),
-                })
+                .map(ToString::to_string)
                 .collect();
             Outcome::new(
                 ReportState::Pending,

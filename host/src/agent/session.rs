@@ -2,7 +2,7 @@
 //! everything held, then follow the feed, applying and reporting in batches.
 
 use super::AgentConfig;
-use super::applier::Applier;
+use super::applier::{Applier, Changed};
 use super::state::{AgentState, HeldItem, StateError, report};
 use crate::api::wire::ErrorCode;
 use crate::api::{Client, ClientError};
@@ -36,6 +36,9 @@ pub async fn run(
     if state.revision == 0 || state.relist {
         relist(client, config, state, applier).await?;
     }
+    // Outcomes may have moved on while the agent was away (retries, notifications, resync).
+    refresh(&config.id, state, applier, Changed::All).await;
+    state.save()?;
     // The server may have missed reports (it restarted, or a send failed): send them all.
     let all = state.reports(&config.id);
     if !all.is_empty() {
@@ -54,7 +57,21 @@ pub async fn run(
         BATCH,
         BATCH_WINDOW,
     ));
-    while let Some(batch) = batches.next().await {
+    loop {
+        let batch = tokio::select! {
+            batch = batches.next() => match batch {
+                Some(batch) => batch,
+                None => break,
+            },
+            changed = applier.changed() => {
+                let reports = refresh(&config.id, state, applier, changed).await;
+                if !reports.is_empty() {
+                    state.save()?;
+                    client.report(&config.id, reports).await?;
+                }
+                continue;
+            }
+        };
         let mut changes = Vec::new();
         let mut revision = None;
         let mut failure = None;
@@ -93,6 +110,39 @@ pub async fn run(
         }
     }
     Ok(())
+}
+
+/// Takes the applier's word on the held items named (each at most once): the reports of
+/// those whose outcome changed.
+async fn refresh(
+    agent: &str,
+    state: &mut AgentState,
+    applier: &mut dyn Applier,
+    changed: Changed,
+) -> Vec<AgentReport> {
+    let keys: Vec<String> = match changed {
+        Changed::Keys(keys) => keys,
+        Changed::All => state.items.keys().cloned().collect(),
+    };
+    let mut reports = Vec::new();
+    for key in keys {
+        let Some(held) = state.items.get_mut(&key) else {
+            continue;
+        };
+        let Some(outcome) = applier.current(&key).await else {
+            continue;
+        };
+        // A removal is the feed's to report, when the item goes.
+        if outcome.state == ReportState::Removed
+            || (outcome.state == held.state && outcome.message == held.message)
+        {
+            continue;
+        }
+        held.state = outcome.state;
+        held.message = outcome.message;
+        reports.push(report(agent, &key, held));
+    }
+    reports
 }
 
 /// The server no longer has the changes since our revision: next time, start from a snapshot.

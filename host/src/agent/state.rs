@@ -78,16 +78,8 @@ impl AgentState {
             path: self.path.clone(),
             source,
         };
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(write)?;
-        }
         let text = serde_json::to_vec(self).map_err(|e| write(std::io::Error::other(e)))?;
-        let partial = self.path.with_extension("json.partial");
-        std::fs::write(&partial, text).map_err(write)?;
-        std::fs::File::open(&partial)
-            .and_then(|f| f.sync_all())
-            .map_err(write)?;
-        std::fs::rename(&partial, &self.path).map_err(write)
+        write_durably(&self.path, &text).map_err(write)
     }
 
     /// Key → version of every held item, for resuming the feed.
@@ -105,6 +97,18 @@ impl AgentState {
             .map(|(key, item)| report(agent, key, item))
             .collect()
     }
+}
+
+/// Writes `bytes` to `path` atomically and durably: a crash leaves the old or the new
+/// content, never half of it.
+pub(crate) fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, bytes)?;
+    std::fs::File::open(&partial)?.sync_all()?;
+    std::fs::rename(&partial, path)
 }
 
 pub fn report(agent: &str, key: &str, item: &HeldItem) -> AgentReport {

@@ -176,6 +176,26 @@ impl Client {
             .await
     }
 
+    /// GET of any JSON path with query parameters (the agent's API uses it too).
+    pub async fn get_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<T, ClientError> {
+        self.json(self.request(reqwest::Method::GET, path).query(query))
+            .await
+    }
+
+    /// POST of a JSON body to any path, answered with JSON.
+    pub async fn post_json<B: serde::Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, ClientError> {
+        self.json(self.request(reqwest::Method::POST, path).json(body))
+            .await
+    }
+
     /// Raw GET of a path, for `/metrics` and `/healthz`.
     pub async fn get_text(&self, path: &str) -> Result<String, ClientError> {
         let response = self.send(self.request(reqwest::Method::GET, path)).await?;

@@ -1,6 +1,7 @@
 //! `reactor-host agent`: runs an agent that receives its items from a server and applies them.
 
-use crate::agent::{AgentConfig, run as run_agent};
+use crate::agent::{AgentConfig, SchedulerConfig, run as run_agent};
+use crate::kvscheduler::RetryOptions;
 use anyhow::Context;
 use clap::Args;
 use std::collections::BTreeMap;
@@ -24,9 +25,29 @@ pub struct AgentArgs {
     /// Where the agent keeps what it holds, to resume after a restart.
     #[arg(long, default_value = "./agent-data")]
     pub data: PathBuf,
-    /// Where items are applied, each as `<southbound>/<key>.json`.
+    /// Where items are applied: without --descriptors each item is `<southbound>/<key>.json`;
+    /// with them each descriptor gets `<southbound>/<descriptor-name>/` (default
+    /// `<data>/southbound`).
     #[arg(long)]
     pub southbound: Option<PathBuf>,
+    /// A folder of descriptor components (world `descriptor`): items are applied through the
+    /// KV scheduler, in dependency order. Files added, changed or removed are followed.
+    #[arg(long)]
+    pub descriptors: Option<PathBuf>,
+    /// Where the agent's own API (`/scheduler/...`) listens, e.g. `127.0.0.1:7801`; it takes
+    /// the same token as the server. Needs --descriptors.
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// How often the southbound is retrieved and drift repaired, e.g. `60s`; `0s`: only at
+    /// start and on request.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    pub resync_period: Duration,
+    /// Delay before the first retry of a failed operation (doubled at each attempt).
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub retry_period: Duration,
+    /// Retries of a failed operation before it is left FAILED.
+    #[arg(long, default_value_t = 5)]
+    pub retries: u32,
     /// How often the agent tells the server it is alive, e.g. `5s`.
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     pub heartbeat: Duration,
@@ -50,6 +71,23 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     if args.heartbeat.is_zero() {
         anyhow::bail!("--heartbeat must be longer than zero");
     }
+    if args.listen.is_some() && args.descriptors.is_none() {
+        anyhow::bail!("--listen serves the KV scheduler's API, which needs --descriptors");
+    }
+    let scheduler = args.descriptors.map(|descriptors| SchedulerConfig {
+        descriptors,
+        southbound: args
+            .southbound
+            .clone()
+            .unwrap_or_else(|| args.data.join("southbound")),
+        listen: args.listen,
+        resync_every: (!args.resync_period.is_zero()).then_some(args.resync_period),
+        retry: RetryOptions {
+            period: args.retry_period,
+            max_attempts: args.retries,
+            exponential_backoff: true,
+        },
+    });
     let config = AgentConfig {
         id: args.id,
         labels: args.labels.into_iter().collect::<BTreeMap<_, _>>(),
@@ -58,6 +96,7 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
         data: args.data,
         southbound: args.southbound,
         heartbeat: args.heartbeat,
+        scheduler,
     };
     tokio::select! {
         result = run_agent(config) => Ok(result?),

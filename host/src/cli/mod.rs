@@ -8,6 +8,7 @@ mod client_args;
 mod components;
 mod delete;
 mod get;
+mod scheduler;
 mod serve;
 mod table;
 mod watch;
@@ -43,6 +44,8 @@ pub enum Command {
     Agent(agent::AgentArgs),
     /// List the agents: connected or not, last seen, items applied / pending / failed.
     Agents(agents::AgentsArgs),
+    /// Ask an agent's KV scheduler: values' states, dump, graph, history; resync, notify, txn.
+    Scheduler(scheduler::SchedulerArgs),
 }
 
 impl Command {
@@ -62,5 +65,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Components(args) => components::run(args).await,
         Command::Agent(args) => agent::run(args).await,
         Command::Agents(args) => agents::run(args).await,
+        Command::Scheduler(args) => scheduler::run(args).await,
     }
 }

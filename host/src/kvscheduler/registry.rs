@@ -22,6 +22,16 @@ impl Registry {
             .insert(descriptor.name().to_owned(), descriptor);
     }
 
+    /// Forgets a descriptor; false if none had that name.
+    pub fn unregister(&mut self, name: &str) -> bool {
+        self.descriptors.remove(name).is_some()
+    }
+
+    /// Names of the registered descriptors.
+    pub fn names(&self) -> Vec<String> {
+        self.descriptors.keys().cloned().collect()
+    }
+
     /// The descriptor with the longest key prefix matching `key`.
     pub fn for_key(&self, key: &str) -> Option<Arc<dyn Descriptor>> {
         self.descriptors

@@ -69,6 +69,27 @@ impl KvScheduler {
         self.engine.lock().await.registry.register(descriptor);
     }
 
+    /// Forgets a descriptor (its component was removed): its values stay as they are, and
+    /// later changes to them are UNIMPLEMENTED until a descriptor for them is registered.
+    pub async fn unregister_descriptor(&self, name: &str) -> bool {
+        self.engine.lock().await.registry.unregister(name)
+    }
+
+    /// Names of the registered descriptors.
+    pub async fn descriptors(&self) -> Vec<String> {
+        self.engine.lock().await.registry.names()
+    }
+
+    /// The status of every value the scheduler knows.
+    pub async fn statuses(&self) -> Vec<ValueStatus> {
+        let engine = self.engine.lock().await;
+        engine
+            .graph
+            .nodes()
+            .map(|n| n.status(&engine.graph))
+            .collect()
+    }
+
     /// Every transaction record from now on, as it completes.
     pub fn subscribe(&self) -> broadcast::Receiver<TxnRecord> {
         self.records.subscribe()

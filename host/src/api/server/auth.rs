@@ -1,14 +1,15 @@
 //! Bearer-token authentication for everything but `/healthz`.
 
-use super::{ApiError, AppState};
+use super::ApiError;
 use crate::api::wire::ErrorCode;
 use axum::extract::{Request, State};
 use axum::http::header::AUTHORIZATION;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+/// Middleware (`from_fn_with_state(token, require_token)`): the request must present the token.
 pub async fn require_token(
-    State(state): State<AppState>,
+    State(expected): State<std::sync::Arc<str>>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -18,7 +19,7 @@ pub async fn require_token(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
     match presented {
-        Some(token) if constant_time_eq(token.as_bytes(), state.token.as_bytes()) => {
+        Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => {
             next.run(request).await
         }
         Some(_) => ApiError::new(ErrorCode::Unauthorized, "invalid API token").into_response(),

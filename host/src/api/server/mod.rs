@@ -8,6 +8,7 @@ mod metrics_route;
 mod objects;
 mod watch;
 
+pub use auth::require_token;
 pub use components::ComponentsApi;
 pub use error::ApiError;
 
@@ -137,7 +138,7 @@ fn router(state: AppState) -> Router {
         .route("/v1/nimbus/status", post(agents::report))
         .route("/metrics", get(metrics_route::render))
         .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            state.token.clone(),
             auth::require_token,
         ));
     Router::new()

@@ -49,6 +49,16 @@ impl Dependency {
     }
 }
 
+/// `label (key)` or `label (any of prefix*)`, as PENDING details show a dependency.
+impl std::fmt::Display for Dependency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.target {
+            DependencyTarget::Key(key) => write!(f, "{} ({key})", self.label),
+            DependencyTarget::AnyOf(prefix) => write!(f, "{} (any of {prefix}*)", self.label),
+        }
+    }
+}
+
 /// Where a value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
