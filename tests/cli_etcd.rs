@@ -3,8 +3,7 @@
 //! shares the objects and the API token.
 
 mod common;
-#[path = "common/etcd.rs"]
-mod etcd;
+use common::etcd;
 
 use common::{Host, THREE, get_json, stdout};
 use serde_json::Value;

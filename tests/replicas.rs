@@ -3,8 +3,7 @@
 //! and its late writes are fenced, while the other one reconciles everything.
 
 mod common;
-#[path = "common/etcd.rs"]
-mod etcd;
+use common::etcd;
 
 use common::components::install;
 use common::{Host, eventually};

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 pub struct Etcd {
     child: Option<Child>,
-    dir: tempfile::TempDir,
+    dir: PathBuf,
+    /// The temporary folder `dir` is in, when the etcd's data is not kept.
+    _temp: Option<tempfile::TempDir>,
     client_port: u16,
     peer_port: u16,
 }
@@ -26,9 +28,22 @@ fn free_port() -> u16 {
 impl Etcd {
     /// Starts etcd and waits until it reports healthy; panics with its log otherwise.
     pub fn start() -> Etcd {
+        let temp = tempfile::tempdir().expect("etcd tempdir");
+        Self::start_at(temp.path().to_owned(), Some(temp))
+    }
+
+    /// Starts etcd on the data in `dir` (created if missing), which outlives it: a later
+    /// etcd on the same `dir` has the same keys.
+    pub fn start_in(dir: PathBuf) -> Etcd {
+        std::fs::create_dir_all(&dir).expect("etcd folder");
+        Self::start_at(dir, None)
+    }
+
+    fn start_at(dir: PathBuf, temp: Option<tempfile::TempDir>) -> Etcd {
         let mut etcd = Etcd {
             child: None,
-            dir: tempfile::tempdir().expect("etcd tempdir"),
+            dir,
+            _temp: temp,
             client_port: free_port(),
             peer_port: free_port(),
         };
@@ -47,7 +62,7 @@ impl Etcd {
     }
 
     fn log_path(&self) -> PathBuf {
-        self.dir.path().join("etcd.log")
+        self.dir.join("etcd.log")
     }
 
     fn launch(&mut self) {
@@ -60,10 +75,7 @@ impl Etcd {
             .expect("etcd log file");
         let child = Command::new("etcd")
             .arg("--name=test")
-            .arg(format!(
-                "--data-dir={}",
-                self.dir.path().join("data").display()
-            ))
+            .arg(format!("--data-dir={}", self.dir.join("data").display()))
             .arg(format!("--listen-client-urls={client}"))
             .arg(format!("--advertise-client-urls={client}"))
             .arg(format!("--listen-peer-urls={peer}"))

@@ -4,12 +4,15 @@
 
 pub mod agent;
 pub mod components;
+pub mod etcd;
 pub mod policy;
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 /// The binary under test. `REACTOR_HOST_BIN` at compile time overrides it (a copy of the
@@ -24,10 +27,37 @@ pub struct Host {
     child: Child,
     pub url: String,
     pub data: PathBuf,
+    /// The etcd it stores in, when the suite runs on the etcd backend.
+    _etcd: Option<Arc<etcd::Etcd>>,
+}
+
+/// The backend matrix: with `REACTOR_TEST_STORE=etcd` every server a test starts without
+/// its own `--store` stores in an etcd of its own, kept (by data folder) across restarts.
+/// A test of the embedded store's own change log (`--log-retention`) stays on it.
+fn store_for(data: &Path, extra: &[&str]) -> Option<Arc<etcd::Etcd>> {
+    static RUNNING: Mutex<BTreeMap<PathBuf, Weak<etcd::Etcd>>> = Mutex::new(BTreeMap::new());
+    if std::env::var("REACTOR_TEST_STORE").as_deref() != Ok("etcd")
+        || extra.contains(&"--store")
+        || extra.contains(&"--log-retention")
+    {
+        return None;
+    }
+    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(etcd) = running.get(data).and_then(Weak::upgrade) {
+        return Some(etcd);
+    }
+    let etcd = Arc::new(etcd::Etcd::start_in(data.with_extension("etcd")));
+    running.insert(data.to_owned(), Arc::downgrade(&etcd));
+    Some(etcd)
 }
 
 impl Host {
     pub fn start(data: &Path, extra: &[&str]) -> Host {
+        let etcd = store_for(data, extra);
+        let store: Vec<String> = etcd
+            .iter()
+            .flat_map(|e| ["--store".to_owned(), e.url("/reactor")])
+            .collect();
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -39,6 +69,7 @@ impl Host {
             .args(["--components"])
             .arg(data.join("components"))
             .args(extra)
+            .args(&store)
             .stdout(Stdio::piped())
             .stderr(log)
             .spawn()
@@ -57,6 +88,7 @@ impl Host {
             child,
             url,
             data: data.to_owned(),
+            _etcd: etcd,
         }
     }
 
