@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds every guest and example component into OUT/<folder-name>.wasm: Rust crates for
-# wasm32-wasip2, Python apps with componentize-py, JavaScript with componentize-js.
+# Builds every guest and example component into OUT/<folder-name>.wasm: Rust crates with
+# `crate-type = ["cdylib"]` for wasm32-wasip2 (library crates they share are skipped),
+# Python apps with componentize-py, JavaScript with componentize-js.
 #
 # usage: scripts/build-components.sh OUT
 #
@@ -44,21 +45,28 @@ build() {
     done
 }
 
-# Guests: every folder of guests/ with a Cargo.toml.
-guests=()
-for dir in "$root"/guests/*/; do
-    [ -f "$dir/Cargo.toml" ] && guests+=("$(basename "$dir")")
-done
-build "$root/guests" "${guests[@]}"
+# is_component CRATE_FOLDER : whether the crate builds a component (`crate-type = ["cdylib"]`);
+# a plain library shared by components (examples/southbound-files) is not one.
+is_component() {
+    grep -Eq '^[[:space:]]*crate-type[[:space:]]*=[[:space:]]*\[[[:space:]]*"cdylib"[[:space:]]*\]' "$1/Cargo.toml"
+}
 
-# Examples: every folder of examples/ holding a Rust crate (other languages add theirs here).
-if [ -f "$root/examples/Cargo.toml" ]; then
-    examples=()
-    for dir in "$root"/examples/*/; do
-        [ -f "$dir/Cargo.toml" ] && examples+=("$(basename "$dir")")
+# components WORKSPACE_DIR : the folders of WORKSPACE_DIR holding a component crate.
+components() {
+    for dir in "$1"/*/; do
+        [ -f "$dir/Cargo.toml" ] && is_component "$dir" && basename "$dir"
     done
-    [ ${#examples[@]} -gt 0 ] && build "$root/examples" "${examples[@]}"
-fi
+    return 0
+}
+
+# Guests, then examples (other languages add theirs below): every component crate.
+for workspace in "$root/guests" "$root/examples"; do
+    [ -f "$workspace/Cargo.toml" ] || continue
+    mapfile -t crates < <(components "$workspace")
+    if [ ${#crates[@]} -gt 0 ]; then
+        build "$workspace" "${crates[@]}"
+    fi
+done
 
 # shellcheck source=tools.sh
 . "$root/scripts/tools.sh"
