@@ -15,6 +15,8 @@ pub struct Agent {
     /// The server's token, which the agent's API takes too.
     pub token: String,
     args: Vec<String>,
+    /// Processes started so far, so that the API address is read from the newest one's log.
+    spawns: usize,
 }
 
 impl Agent {
@@ -71,12 +73,14 @@ impl Agent {
             southbound,
             token: host.token(),
             args,
+            spawns: 0,
         };
         agent.spawn();
         agent
     }
 
     fn spawn(&mut self) {
+        self.spawns += 1;
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -137,14 +141,20 @@ impl Agent {
         found
     }
 
-    /// The address of the agent's API, from its log line `agent API listening` (the newest:
-    /// a restarted agent listens on a new port).
+    /// The address of the agent's API, from its log line `agent API listening` (that of
+    /// the newest process: a restarted agent listens on a new port).
     pub fn api_url(&self) -> String {
         super::eventually("the agent's API address in its log", 60, || {
-            self.log()
+            let log = self.log();
+            let lines: Vec<&str> = log
                 .lines()
-                .rev()
-                .find(|l| l.contains("agent API listening"))
+                .filter(|l| l.contains("agent API listening"))
+                .collect();
+            if lines.len() < self.spawns {
+                return None;
+            }
+            lines
+                .last()
                 .and_then(|l| l.split("addr=").nth(1))
                 .and_then(|rest| rest.split_whitespace().next())
                 .map(|addr| format!("http://{addr}"))
