@@ -12,6 +12,7 @@ mod resync;
 mod scheduler_applier;
 mod session;
 mod state;
+mod uplink;
 
 pub use applier::{Applier, ApplyError, Changed, FolderApplier, Outcome};
 pub use client::SchedulerClient;
@@ -83,10 +84,11 @@ pub async fn run(config: AgentConfig) -> Result<(), AgentError> {
         Some(scheduler) => Box::new(start_scheduler(&config, scheduler, &state).await?),
         None => Box::new(FolderApplier::new(config.southbound.clone())),
     };
+    let uplink = uplink::Uplink::start(client.clone(), config.id.clone());
     let beating = tokio::spawn(heartbeats(client.clone(), config.clone()));
     let mut backoff = Duration::from_millis(100);
     let result = loop {
-        match session::run(&client, &config, &mut state, applier.as_mut()).await {
+        match session::run(&client, &uplink, &config, &mut state, applier.as_mut()).await {
             Ok(()) => backoff = Duration::from_millis(100),
             Err(session::SessionError::Client(e)) if refused(&e) => {
                 break Err(AgentError::Refused {

@@ -4,6 +4,7 @@
 use super::AgentConfig;
 use super::applier::{Applier, Changed};
 use super::state::{AgentState, HeldItem, StateError, report};
+use super::uplink::Uplink;
 use crate::api::wire::ErrorCode;
 use crate::api::{Client, ClientError};
 use crate::nimbus::{AgentItem, AgentReport, FeedEvent, ReportState};
@@ -26,6 +27,7 @@ pub enum SessionError {
 /// Runs until the feed ends or fails; `Ok` means "connect again".
 pub async fn run(
     client: &Client,
+    uplink: &Uplink,
     config: &AgentConfig,
     state: &mut AgentState,
     applier: &mut dyn Applier,
@@ -34,7 +36,7 @@ pub async fn run(
         .register_agent(&config.id, config.labels.clone())
         .await?;
     if state.revision == 0 || state.relist {
-        relist(client, config, state, applier).await?;
+        relist(client, uplink, config, state, applier).await?;
     }
     // Outcomes may have moved on while the agent was away (retries, notifications, resync).
     refresh(&config.id, state, applier, Changed::All).await;
@@ -42,7 +44,7 @@ pub async fn run(
     // The server may have missed reports (it restarted, or a send failed): send them all.
     let all = state.reports(&config.id);
     if !all.is_empty() {
-        client.report(&config.id, all).await?;
+        uplink.send(all);
     }
     let feed = match client
         .agent_feed(&config.id, state.revision, state.known())
@@ -67,7 +69,7 @@ pub async fn run(
                 let reports = refresh(&config.id, state, applier, changed).await;
                 if !reports.is_empty() {
                     state.save()?;
-                    client.report(&config.id, reports).await?;
+                    uplink.send(reports);
                 }
                 continue;
             }
@@ -101,7 +103,7 @@ pub async fn run(
             tracing::info!(agent = %config.id, revision = state.revision, items = state.items.len(), changes = count, "applied a batch");
         }
         if !reports.is_empty() {
-            client.report(&config.id, reports).await?;
+            uplink.send(reports);
         }
         match failure {
             Some(e) if e.code() == Some(ErrorCode::Compacted) => return relist_next(state),
@@ -156,6 +158,7 @@ fn relist_next(state: &mut AgentState) -> Result<(), SessionError> {
 /// the agent was not following, applies what is new or changed.
 async fn relist(
     client: &Client,
+    uplink: &Uplink,
     config: &AgentConfig,
     state: &mut AgentState,
     applier: &mut dyn Applier,
@@ -199,7 +202,7 @@ async fn relist(
     state.save()?;
     tracing::info!(agent = %config.id, revision = state.revision, items = state.items.len(), "re-listed");
     if !removed.is_empty() {
-        client.report(&config.id, removed).await?;
+        uplink.send(removed);
     }
     Ok(())
 }
