@@ -1252,12 +1252,10 @@ async fn keys_and_values_that_would_leave_the_folder_are_invalid() {
     assert!(agent.take_log().is_empty());
 }
 
-/// Fails today: a downstream resync reconciles keys in key order, and a derived value has
-/// no dependency on its parent (it is implicit), so the MISSING address
-/// `vpp/interface/address/my-tap/…` (sorted before `vpp/interface/my-tap`) is re-created
-/// before its MISSING interface. Run with `--ignored` once the scheduler orders repairs.
+/// A derived value has no dependency on its parent (it is implicit), so a resync must
+/// repair parents first: the MISSING address `vpp/interface/address/my-tap/…` sorts before
+/// its MISSING interface `vpp/interface/my-tap`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "scheduler bug: resync re-creates a missing derived value before its missing parent"]
 async fn resync_recreates_a_missing_parent_before_its_missing_derived_values() {
     let agent = Agent::start().await;
     let southbound = &agent.southbound;

@@ -383,11 +383,32 @@ async fn perform(executor: &mut Executor<'_>, work: &Work, refresh: bool) {
                 }
                 apply_retrieved(executor, &retrieved).await;
             }
-            for key in executor.graph.keys() {
+            for key in parents_first(executor.graph) {
                 executor.reconcile(key).await;
             }
         }
     }
+}
+
+/// Every key, each after the value it is derived from (a missing interface is re-created
+/// before its missing addresses), otherwise in key order.
+fn parents_first(graph: &Graph) -> Vec<Key> {
+    let depth = |key: &Key| {
+        let mut depth = 0usize;
+        let mut at = graph.get(key).and_then(|n| n.derived_from.clone());
+        while let Some(parent) = at {
+            depth += 1;
+            // Derivation has no cycles, but a corrupt graph must not hang a resync.
+            if depth > 64 {
+                break;
+            }
+            at = graph.get(&parent).and_then(|n| n.derived_from.clone());
+        }
+        depth
+    };
+    let mut keys: Vec<(usize, Key)> = graph.keys().into_iter().map(|k| (depth(&k), k)).collect();
+    keys.sort();
+    keys.into_iter().map(|(_, key)| key).collect()
 }
 
 /// Re-reads the failed keys from their descriptors.
