@@ -2,10 +2,12 @@
 //! written to bench/results/latest.json and rendered to docs/performance.md. Absolute
 //! times on a shared machine are noise; the ratios are the result.
 
+mod chain_descriptor;
 mod dispatch;
 mod end_to_end;
 mod etcd;
 mod fan_out;
+mod kvscheduler;
 mod languages;
 mod machine;
 mod mem_store;

@@ -31,9 +31,13 @@ pub struct Sizes {
     /// Scales the store writes (1.0: up to 8000 per round).
     #[arg(long, default_value_t = 1.0)]
     pub store_scale: f64,
+    /// Values per KV scheduler transaction, one run per size.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
+    pub kv_sizes: Vec<usize>,
 }
 
-type Rows = (Vec<Scenario>, Vec<Series>);
+/// The rows of one scenario and its plot series.
+pub type Rows = (Vec<Scenario>, Vec<Series>);
 
 pub async fn run(names: &[String], components: &Path, sizes: &Sizes) -> Report {
     let commit = machine::commit();
@@ -57,7 +61,7 @@ pub async fn run(names: &[String], components: &Path, sizes: &Sizes) -> Report {
             "memory" => memory_rows(components).await,
             "languages" => language_rows(components).await,
             "fan-out" => fan_out_rows(sizes).await,
-            "kvscheduler" => Ok(unavailable_kvscheduler()),
+            "kvscheduler" => crate::kvscheduler::rows(&sizes.kv_sizes).await,
             other => Err(anyhow::anyhow!("unknown scenario {other}")),
         };
         let (rows, series) = rows.unwrap_or_else(|e| {
@@ -396,16 +400,4 @@ async fn fan_out_rows(sizes: &Sizes) -> anyhow::Result<Rows> {
         ));
     }
     Ok((rows, Vec::new()))
-}
-
-fn unavailable_kvscheduler() -> Rows {
-    (
-        vec![Scenario::unavailable(
-            "kvscheduler",
-            "values/s, 10k-value txn with dependency chains, 1k→100k",
-            "10k in ≤ 1 s; near-linear",
-            "the agent's KV scheduler does not exist yet",
-        )],
-        Vec::new(),
-    )
 }

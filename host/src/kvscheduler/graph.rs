@@ -1,9 +1,11 @@
 //! The graph of values: one node per key, with dependencies (by key or any-of prefix) and
-//! derived values as edges.
+//! derived values as edges; dependencies are also indexed backwards, target to dependants.
 
 use super::api::{
-    Dependency, GraphNode, InvalidValue, Key, Metadata, Value, ValueOrigin, ValueState, ValueStatus,
+    Dependency, DependencyTarget, GraphNode, InvalidValue, Key, Metadata, Value, ValueOrigin,
+    ValueState, ValueStatus,
 };
+use super::dependants::Dependants;
 use std::collections::BTreeMap;
 
 /// Everything the scheduler knows about one key.
@@ -18,7 +20,8 @@ pub struct Node {
     pub state: ValueState,
     pub origin: ValueOrigin,
     pub derived_from: Option<Key>,
-    pub dependencies: Vec<Dependency>,
+    /// Set through [`Graph::set_dependencies`], which keeps the reverse index.
+    dependencies: Vec<Dependency>,
     pub derived: Vec<Key>,
     pub descriptor: Option<String>,
     pub invalid: Option<InvalidValue>,
@@ -82,6 +85,8 @@ impl Node {
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
     nodes: BTreeMap<Key, Node>,
+    /// Who declares a dependency on what: kept equal to the nodes' `dependencies`.
+    dependants: Dependants,
 }
 
 impl Graph {
@@ -101,7 +106,22 @@ impl Graph {
     }
 
     pub fn remove(&mut self, key: &str) -> Option<Node> {
-        self.nodes.remove(key)
+        let node = self.nodes.remove(key)?;
+        self.dependants.remove(key, &node.dependencies);
+        Some(node)
+    }
+
+    /// Replaces the dependencies of `key` (if it exists), and their reverse edges.
+    pub fn set_dependencies(&mut self, key: &str, dependencies: Vec<Dependency>) {
+        let Some(node) = self.nodes.get_mut(key) else {
+            return;
+        };
+        if node.dependencies == dependencies {
+            return;
+        }
+        self.dependants.remove(key, &node.dependencies);
+        self.dependants.add(key, &dependencies);
+        node.dependencies = dependencies;
     }
 
     pub fn nodes(&self) -> impl Iterator<Item = &Node> {
@@ -112,42 +132,73 @@ impl Graph {
         self.nodes.keys().cloned().collect()
     }
 
+    /// The nodes whose key `target` matches, in key order: one lookup for a key, a range
+    /// for a prefix.
+    fn matching<'g>(
+        &'g self,
+        target: &'g DependencyTarget,
+    ) -> Box<dyn Iterator<Item = &'g Node> + 'g> {
+        match target {
+            DependencyTarget::Key(key) => Box::new(self.nodes.get(key).into_iter()),
+            DependencyTarget::AnyOf(prefix) => Box::new(
+                self.nodes
+                    .range::<str, _>((
+                        std::ops::Bound::Included(prefix.as_str()),
+                        std::ops::Bound::Unbounded,
+                    ))
+                    .map(|(_, n)| n)
+                    .take_while(move |n| n.key.starts_with(prefix.as_str())),
+            ),
+        }
+    }
+
     /// Available keys satisfying `dependency`, not counting `excluded` (a key on its way out).
     pub fn satisfying(&self, dependency: &Dependency, excluded: Option<&str>) -> Vec<Key> {
-        self.nodes
-            .values()
+        self.matching(&dependency.target)
             .filter(|n| n.is_available() && Some(n.key.as_str()) != excluded)
-            .filter(|n| dependency.target.matches(&n.key))
             .map(|n| n.key.clone())
             .collect()
+    }
+
+    fn is_satisfied(&self, dependency: &Dependency, excluded: Option<&str>) -> bool {
+        self.matching(&dependency.target)
+            .any(|n| n.is_available() && Some(n.key.as_str()) != excluded)
     }
 
     /// Dependencies not satisfied, not counting `excluded`.
     pub fn missing(&self, dependencies: &[Dependency], excluded: Option<&str>) -> Vec<Dependency> {
         dependencies
             .iter()
-            .filter(|d| self.satisfying(d, excluded).is_empty())
+            .filter(|d| !self.is_satisfied(d, excluded))
             .cloned()
             .collect()
     }
 
+    /// The nodes with a dependency that `key` matches, in key order.
+    fn depending_on<'g>(&'g self, key: &str) -> impl Iterator<Item = &'g Node> + 'g {
+        self.dependants
+            .of(key)
+            .into_iter()
+            .filter_map(|dependant| self.nodes.get(&dependant))
+    }
+
     /// Applied values that would lose a dependency if `key` went away.
     pub fn dependants_losing(&self, key: &str) -> Vec<Key> {
-        self.nodes
-            .values()
+        self.depending_on(key)
             .filter(|n| n.is_available() && !n.is_external() && n.key != key)
-            .filter(|n| n.dependencies.iter().any(|d| d.target.matches(key)))
-            .filter(|n| !self.missing(&n.dependencies, Some(key)).is_empty())
+            .filter(|n| {
+                n.dependencies
+                    .iter()
+                    .any(|d| !self.is_satisfied(d, Some(key)))
+            })
             .map(|n| n.key.clone())
             .collect()
     }
 
     /// PENDING values that `key` (now available) may unlock.
     pub fn pending_on(&self, key: &str) -> Vec<Key> {
-        self.nodes
-            .values()
+        self.depending_on(key)
             .filter(|n| n.state == ValueState::Pending)
-            .filter(|n| n.dependencies.iter().any(|d| d.target.matches(key)))
             .map(|n| n.key.clone())
             .collect()
     }
@@ -182,9 +233,10 @@ mod tests {
         let mut graph = Graph::default();
         available(&mut graph, "addr/a/1");
         available(&mut graph, "addr/a/2");
-        let unnumbered = graph.entry("unnumbered/b", ValueOrigin::FromNorthbound);
-        unnumbered.applied = Some(Value::Null);
-        unnumbered.dependencies = vec![Dependency::any_of("ip", "addr/a/")];
+        graph
+            .entry("unnumbered/b", ValueOrigin::FromNorthbound)
+            .applied = Some(Value::Null);
+        graph.set_dependencies("unnumbered/b", vec![Dependency::any_of("ip", "addr/a/")]);
         assert!(graph.dependants_losing("addr/a/1").is_empty());
         graph.remove("addr/a/2");
         assert_eq!(graph.dependants_losing("addr/a/1"), vec!["unnumbered/b"]);

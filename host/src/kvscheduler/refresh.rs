@@ -7,7 +7,7 @@ use super::api::{
 use super::graph::Graph;
 use super::registry::Registry;
 use super::txn::Executor;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// What each descriptor that can retrieve found, by descriptor name.
 pub type Retrieved = BTreeMap<String, Vec<RetrievedValue>>;
@@ -127,6 +127,7 @@ pub fn retrieved_view(
 ) -> Vec<ValueStatus> {
     let mut view = Vec::new();
     for (descriptor, values) in retrieved {
+        let found: HashSet<&str> = values.iter().map(|v| v.key.as_str()).collect();
         for value in values {
             let mut status = match graph.get(&value.key) {
                 Some(node) => node.status(graph),
@@ -147,7 +148,7 @@ pub fn retrieved_view(
             let mine = registry
                 .for_key(&node.key)
                 .is_some_and(|d| d.name() == descriptor);
-            if mine && !values.iter().any(|v| v.key == node.key) {
+            if mine && !found.contains(node.key.as_str()) {
                 let mut status = node.status(graph);
                 status.state = ValueState::Missing;
                 view.push(status);

@@ -38,7 +38,7 @@ pub struct Executor<'a> {
     pub seq: u64,
     /// Plan only: every operation is assumed to succeed and no descriptor changes anything.
     pub dry_run: bool,
-    /// Stop at the first failure (revert mode).
+    /// Stop at the first failure (revert mode); only then are undo steps kept.
     pub stop_on_failure: bool,
     pub retry: Option<RetryOptions>,
     pub ops: Vec<RecordedOp>,
@@ -130,8 +130,8 @@ impl<'a> Executor<'a> {
             }
             let dependencies = descriptor.dependencies(&key, &value).await;
             let missing = self.graph.missing(&dependencies, None);
+            self.graph.set_dependencies(&key, dependencies);
             if let Some(node) = self.graph.get_mut(&key) {
-                node.dependencies = dependencies;
                 node.invalid = None;
             }
             if !missing.is_empty() {
@@ -215,7 +215,7 @@ impl<'a> Executor<'a> {
                     node.error = None;
                     node.attempts = 0;
                 }
-                self.undo.push(Undo::Created {
+                self.remember(|| Undo::Created {
                     key: key.to_owned(),
                     value: value.clone(),
                     descriptor: descriptor.clone(),
@@ -279,7 +279,7 @@ impl<'a> Executor<'a> {
                     node.error = None;
                     node.attempts = 0;
                 }
-                self.undo.push(Undo::Updated {
+                self.remember(|| Undo::Updated {
                     key: key.to_owned(),
                     old,
                     new: value.clone(),
@@ -343,7 +343,7 @@ impl<'a> Executor<'a> {
                         node.state = final_state;
                     }
                     if let Some(descriptor) = descriptor.filter(|_| !is_external) {
-                        self.undo.push(Undo::Deleted {
+                        self.remember(|| Undo::Deleted {
                             key: key.clone(),
                             value: applied,
                             descriptor,
@@ -471,6 +471,13 @@ impl<'a> Executor<'a> {
         self.failed.push(key.to_owned());
         if self.stop_on_failure {
             self.stopped = true;
+        }
+    }
+
+    /// Keeps an undo step, in revert mode only: no other mode reads them.
+    fn remember(&mut self, step: impl FnOnce() -> Undo) {
+        if self.stop_on_failure {
+            self.undo.push(step());
         }
     }
 
