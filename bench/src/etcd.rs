@@ -76,6 +76,11 @@ impl Etcd {
         Ok(etcd_client::Client::connect([self.endpoint.as_str()], None).await?)
     }
 
+    /// CPU time (user + system) the etcd process has used so far.
+    pub fn cpu_time(&self) -> Option<Duration> {
+        crate::machine::cpu_time_of(self.child.id())
+    }
+
     /// Resident memory of the etcd process, in bytes.
     pub fn rss(&self) -> Option<u64> {
         crate::machine::rss_of(self.child.id())

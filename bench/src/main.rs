@@ -16,6 +16,7 @@ mod pipeline;
 mod plot;
 mod reload;
 mod render;
+mod replicas;
 mod report;
 mod restart;
 mod scenarios;
@@ -41,7 +42,7 @@ enum Command {
         /// The built components (scripts/build-components.sh OUT).
         components: PathBuf,
         /// Scenarios to run (default: all): store dispatch reload end-to-end fan-out
-        /// kvscheduler restart languages memory.
+        /// replicas kvscheduler restart languages memory.
         scenarios: Vec<String>,
         #[command(flatten)]
         sizes: scenarios::Sizes,

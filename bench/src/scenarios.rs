@@ -34,6 +34,12 @@ pub struct Sizes {
     /// Values per KV scheduler transaction, one run per size.
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
     pub kv_sizes: Vec<usize>,
+    /// Policies applied in each replicas run.
+    #[arg(long, default_value_t = 1000)]
+    pub replica_objects: usize,
+    /// `serve` replicas on one etcd, one run per count.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+    pub replica_counts: Vec<usize>,
 }
 
 /// The rows of one scenario and its plot series.
@@ -61,6 +67,10 @@ pub async fn run(names: &[String], components: &Path, sizes: &Sizes) -> Report {
             "memory" => memory_rows(components).await,
             "languages" => language_rows(components).await,
             "fan-out" => fan_out_rows(sizes).await,
+            "replicas" => {
+                let policy = components.join("policy-rust.wasm");
+                crate::replicas::rows(&policy, &sizes.replica_counts, sizes.replica_objects).await
+            }
             "kvscheduler" => crate::kvscheduler::rows(&sizes.kv_sizes).await,
             other => Err(anyhow::anyhow!("unknown scenario {other}")),
         };
@@ -92,21 +102,28 @@ fn ms(d: Duration) -> f64 {
 async fn store_rows(sizes: &Sizes) -> anyhow::Result<Rows> {
     let etcd = etcd::Etcd::start().await?;
     let client = etcd.client().await?;
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let (mut ours, mut theirs, mut backend) = (Vec::new(), Vec::new(), Vec::new());
     for writers in [1, 8, 64] {
         let writes = store::writes_for(writers, sizes.store_scale);
+        let round = format!("w{writers}");
         // etcd first, then ours: neither profits from the other's warm page cache.
-        let e = store::etcd(&client, &format!("w{writers}"), writers, writes).await?;
+        let e = store::etcd(&client, &round, writers, writes).await?;
+        let b = store::etcd_backend(&etcd.endpoint, &round, writers, writes).await?;
         let o = store::embedded(writers, writes).await?;
-        eprintln!("  {writers} writers: ours {o:?}\n  etcd {e:?}");
+        eprintln!("  {writers} writers: ours {o:?}\n  etcd {e:?}\n  EtcdStore {b:?}");
         ours.push(o);
         theirs.push(e);
+        backend.push(b);
     }
-    let (o, e) = (ours[2], theirs[2]);
+    let (o, e, b) = (ours[2], theirs[2], backend[2]);
     let doc = store::document(0, 0).len();
     let how = format!(
         "{} durable writes by 64 concurrent writers (one object each, ~{doc} B of JSON) while one watcher follows; ours through `Store::apply` on a fresh redb file, etcd 3.4 (Debian etcd-server, one node on loopback, fsync on) through etcd-client 0.19 `put`, both acknowledged after fsync",
         o.writes
+    );
+    let backend_how = format!(
+        "the same {} writes and watcher through our `EtcdStore` (what `serve --store etcd://…` opens; unfenced, as the API writes) on the same etcd, each write a get of the object, the plan of every backend and a compare-and-put transaction; against raw etcd-client `put`s of the same document",
+        b.writes
     );
     let rows = vec![
         Scenario::measured(
@@ -129,6 +146,25 @@ async fn store_rows(sizes: &Sizes) -> anyhow::Result<Rows> {
                 ms(e.lag_p50)
             ),
         ),
+        Scenario::measured(
+            "store",
+            "durable writes/s, 64 writers, our etcd backend",
+            b.writes_per_s,
+            ("raw etcd-client on the same etcd", Some(e.writes_per_s)),
+            (Target::None, "reported (overhead of the backend)"),
+            &backend_how,
+        ),
+        Scenario::measured(
+            "store",
+            "watch lag p99 (ms), 64 writers, our etcd backend",
+            ms(b.lag_p99),
+            ("raw etcd-client prefix watch", Some(ms(e.lag_p99))),
+            (Target::None, "reported"),
+            &format!(
+                "as the lag above, through `EtcdStore::watch` of the kind (events decoded into objects); p50 {:.2} ms",
+                ms(b.lag_p50)
+            ),
+        ),
     ];
     let line = |label: &str, figures: &[store::StoreFigures]| Line {
         label: label.into(),
@@ -145,6 +181,7 @@ async fn store_rows(sizes: &Sizes) -> anyhow::Result<Rows> {
         lines: vec![
             line("embedded (redb, group commit)", &ours),
             line("etcd 3.4", &theirs),
+            line("etcd 3.4 through our EtcdStore", &backend),
         ],
     };
     Ok((rows, vec![series]))

@@ -35,6 +35,11 @@ pub fn binary() -> anyhow::Result<PathBuf> {
 impl Server {
     /// Starts `serve` on `data` and `components`; returns once it prints its address.
     pub fn start(data: &Path, components: &Path) -> anyhow::Result<Self> {
+        Self::start_with(data, components, &[])
+    }
+
+    /// As [`Server::start`], with more `serve` arguments (e.g. `--store etcd://…`).
+    pub fn start_with(data: &Path, components: &Path, extra: &[&str]) -> anyhow::Result<Self> {
         let mut child = Command::new(binary()?)
             .arg("serve")
             .arg("--data")
@@ -42,6 +47,7 @@ impl Server {
             .arg("--components")
             .arg(components)
             .args(["--listen", "127.0.0.1:0"])
+            .args(extra)
             .env("RUST_LOG", "error")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -1,14 +1,17 @@
 //! Store: durable writes/s with N concurrent writers while one watcher follows, and the watch
-//! lag (write acknowledged → event received), on the embedded store and on etcd, same run.
+//! lag (write acknowledged → event received), on the embedded store, on etcd through our
+//! `EtcdStore` backend and on raw etcd, same run.
 //!
-//! Each write is one object of the same JSON shape and size: our store gets an apply of one
-//! object (it adds the meta block); etcd gets a put of the whole document as our store keeps
-//! it. Both acknowledge only after an fsync (redb commit; etcd's WAL).
+//! Each write is one object of the same JSON shape and size: our stores get an apply of one
+//! object (they add the meta block); raw etcd gets a put of the whole document as our store
+//! keeps it. All acknowledge only after an fsync (redb commit; etcd's WAL).
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use reactor_host::object::ApplyRequest;
-use reactor_host::store::{EmbeddedStore, EmbeddedStoreOptions, EventType, Store};
+use reactor_host::store::{
+    EmbeddedStore, EmbeddedStoreOptions, EtcdStore, EtcdStoreOptions, EtcdUrl, EventType, Store,
+};
 use serde_json::{Value, json};
 
 use std::collections::HashMap;
@@ -114,8 +117,32 @@ pub async fn embedded(writers: usize, writes: usize) -> anyhow::Result<StoreFigu
         dir.path(),
         EmbeddedStoreOptions::default(),
     )?);
+    through_store(store, writers, writes).await
+}
+
+/// Our etcd backend (`serve --store etcd://ENDPOINT/bench/ROUND`), unfenced as the API
+/// writes; each round under its own prefix.
+pub async fn etcd_backend(
+    endpoint: &str,
+    round: &str,
+    writers: usize,
+    writes: usize,
+) -> anyhow::Result<StoreFigures> {
+    let url = EtcdUrl::parse(&format!("etcd://{endpoint}/bench/{round}"))?;
+    let store: Arc<dyn Store> =
+        Arc::new(EtcdStore::connect(&url, EtcdStoreOptions::default()).await?);
+    through_store(store, writers, writes).await
+}
+
+/// One apply of one object per write through the `Store` trait, a watch of the kind for the lag.
+async fn through_store(
+    store: Arc<dyn Store>,
+    writers: usize,
+    writes: usize,
+) -> anyhow::Result<StoreFigures> {
+    let from = store.revision().await?;
     let revisions = store
-        .watch(Some("Item"), 0)
+        .watch(Some("Item"), from)
         .await?
         .filter_map(|e| async move {
             e.ok()
