@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Host, assert_fails_with, stdout};
+use common::{Host, applied_revision, assert_fails_with, stdout};
 
 fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
@@ -10,15 +10,28 @@ fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
     path.to_str().expect("utf8").to_owned()
 }
 
-fn revision(host: &Host) -> String {
-    stdout(&host.cli(&["get", "Policy", "-o", "json"]))
+/// Every Policy as stored, and the revision the listing was taken at.
+fn policies(host: &Host) -> (Vec<serde_json::Value>, u64) {
+    let listing = common::get_json(host, &["Policy"]);
+    let items = listing["items"].as_array().expect("items").clone();
+    (items, listing["revision"].as_u64().expect("revision"))
+}
+
+/// Asserts that no Policy changed after revision `from`: the objects are `items`, and a watch
+/// from `from` has nothing to tell. (On etcd the store's revision itself may move meanwhile,
+/// for keys that are not objects, so it is not compared.)
+fn assert_unchanged(host: &Host, items: &[serde_json::Value], from: u64, what: &str) {
+    assert_eq!(policies(host).0, items, "{what}");
+    host.watch(&["watch", "Policy", "--from", &from.to_string()])
+        .assert_quiet(std::time::Duration::from_millis(300));
 }
 
 #[test]
 fn malformed_documents_name_the_file_and_document() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let host = Host::start(&tmp.path().join("data"), &[]);
-    let before = revision(&host);
+    let (before, at) = policies(&host);
+    assert!(before.is_empty());
 
     let cases = [
         (
@@ -61,7 +74,7 @@ fn malformed_documents_name_the_file_and_document() {
         &host.cli(&["apply", "-f", "/no/such/file.yaml"]),
         &["/no/such/file.yaml"],
     );
-    assert_eq!(revision(&host), before, "nothing was stored");
+    assert_unchanged(&host, &before, at, "nothing was stored");
 }
 
 #[test]
@@ -73,19 +86,24 @@ fn stale_revision_conflicts_and_multi_document_apply_is_all_or_nothing() {
         "a.yaml",
         "kind: Policy\nname: a\nspec: {v: 1}\n",
     );
-    assert!(host.cli(&["apply", "-f", &file]).status.success());
+    let created = host.cli(&["apply", "-f", &file]);
+    let first = applied_revision(&stdout(&created), "Policy/a");
     let file = write(
         tmp.path(),
         "a2.yaml",
         "kind: Policy\nname: a\nspec: {v: 2}\n",
     );
-    assert!(host.cli(&["apply", "-f", &file]).status.success());
-    let before = revision(&host);
+    let updated = host.cli(&["apply", "-f", &file]);
+    let second = applied_revision(&stdout(&updated), "Policy/a");
+    assert!(second > first, "{}", stdout(&updated));
+    let (before, at) = policies(&host);
 
     let stale = write(
         tmp.path(),
         "stale.yaml",
-        "kind: Policy\nname: fresh\nspec: {}\n---\nkind: Policy\nname: a\nspec: {v: 3}\nmeta: {revision: 1}\n",
+        &format!(
+            "kind: Policy\nname: fresh\nspec: {{}}\n---\nkind: Policy\nname: a\nspec: {{v: 3}}\nmeta: {{revision: {first}}}\n"
+        ),
     );
     assert_fails_with(
         &host.cli(&["apply", "-f", &stale]),
@@ -93,27 +111,31 @@ fn stale_revision_conflicts_and_multi_document_apply_is_all_or_nothing() {
             "stale.yaml",
             "document 2",
             "conflict",
-            "expected revision 1",
-            "current revision is 2",
+            &format!("expected revision {first}, current revision is {second}"),
         ],
     );
-    assert_eq!(revision(&host), before, "neither document was applied");
+    assert_unchanged(&host, &before, at, "neither document was applied");
 
     let current = write(
         tmp.path(),
         "cas.yaml",
-        "kind: Policy\nname: a\nspec: {v: 3}\nmeta: {revision: 2}\n",
+        &format!("kind: Policy\nname: a\nspec: {{v: 3}}\nmeta: {{revision: {second}}}\n"),
     );
     let ok = host.cli(&["apply", "-f", &current]);
     assert!(
-        stdout(&ok).contains("Policy/a updated (revision 3)"),
+        stdout(&ok).contains("Policy/a updated (revision "),
         "{}",
         stdout(&ok)
     );
+    let third = applied_revision(&stdout(&ok), "Policy/a");
+    assert!(third > second, "{}", stdout(&ok));
 
-    assert_fails_with(
-        &host.cli(&["delete", "Policy", "a", "--revision", "2"]),
-        &["conflict"],
+    let stale_delete = host.cli(&["delete", "Policy", "a", "--revision", &second.to_string()]);
+    assert_fails_with(&stale_delete, &["conflict"]);
+    assert_eq!(
+        host.object("Policy", "a").expect("still there")["meta"]["revision"],
+        third,
+        "a refused delete changes nothing"
     );
     assert_fails_with(
         &host.cli(&["delete", "Policy", "nope"]),

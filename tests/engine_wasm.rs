@@ -147,9 +147,11 @@ fn retries_until_success_permanent_errors_stop_and_requeue_reruns() {
     apply(&host, &probe("doomed", "{permanent: true}"));
     apply(&host, &probe("poller", "{requeueMs: 100, requeueTimes: 2}"));
 
+    // The probe counts its calls during each call; the host records the success after it.
     let flaky = eventually("flaky succeeds on its 4th call", 30, || {
         let o = host.object("Probe", "flaky")?;
-        (o["status"]["calls"] == 4).then_some(o)
+        (o["status"]["calls"] == 4 && o["status"]["reconcile"]["probe"]["attempts"] == 0)
+            .then_some(o)
     });
     let reconcile = &flaky["status"]["reconcile"]["probe"];
     assert_eq!(reconcile["observedGeneration"], 1);
@@ -211,9 +213,14 @@ fn a_delete_is_delivered_after_kill_9_between_the_delete_and_on_delete() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut host = probe_host(tmp.path(), 2);
     apply(&host, &probe("keep", "{}"));
-    eventually("the finalizer is on", 30, || {
+    // The host's record of the handled create, not only the probe's own status (written
+    // during the call): killed before that record, the host may not know the create ran, and
+    // releases the deleting object without `on-delete` (never a delete before its create).
+    eventually("the finalizer is on and the create recorded", 30, || {
         let o = host.object("Probe", "keep")?;
-        (o["meta"]["finalizers"][0] == "reactor-host/probe" && o["status"]["calls"] == 1)
+        (o["meta"]["finalizers"][0] == "reactor-host/probe"
+            && o["status"]["calls"] == 1
+            && o["status"]["reconcile"]["probe"]["observedGeneration"] == 1)
             .then_some(())
     });
     host.kill9();

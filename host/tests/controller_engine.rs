@@ -1,15 +1,18 @@
 //! The controller engine's guarantees, with a native reactor that records what it is called
 //! with, on the real embedded store: per-object exclusion, edge callbacks from level state,
 //! retries with growing backoff, permanent errors, requeue, resync, and finalizers that
-//! deliver deletes across a restart.
+//! deliver deletes across a restart, and not twice while the cache lags.
 
 use async_trait::async_trait;
+use futures::StreamExt;
 use reactor_host::controller::{
     Action, Backoff, Controller, ControllerOptions, Failure, ObjectLocks, Reaction, Reactor,
     ReactorInfo, Reflectors, Shared, finalizer_of, status,
 };
-use reactor_host::object::{ApplyRequest, Object};
-use reactor_host::store::{EmbeddedStore, EmbeddedStoreOptions, Store};
+use reactor_host::object::{ApplyRequest, Object, Revision, Selector};
+use reactor_host::store::{
+    Applied, EmbeddedStore, EmbeddedStoreOptions, Listing, Store, StoreError, WatchStream,
+};
 use serde_json::json;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -523,4 +526,119 @@ async fn a_new_version_takes_the_next_events_without_restarting_the_controller()
     assert_eq!(first.calls().len(), 1, "the old version gets nothing more");
     assert!(engine.detach("recorder"));
     assert!(engine.attached_names().is_empty());
+}
+
+/// A store whose watch events arrive `lag` late, as a reflector's cache lags the writes of a
+/// remote store (etcd): reads and writes go straight through.
+struct Lagging {
+    inner: Arc<dyn Store>,
+    lag: Duration,
+}
+
+#[async_trait]
+impl Store for Lagging {
+    async fn get(&self, kind: &str, name: &str) -> Result<Option<Object>, StoreError> {
+        self.inner.get(kind, name).await
+    }
+    async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError> {
+        self.inner.list(kind, selector).await
+    }
+    async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError> {
+        self.inner.apply(requests).await
+    }
+    async fn set_status(
+        &self,
+        kind: &str,
+        name: &str,
+        status: serde_json::Value,
+        expected_revision: Option<Revision>,
+    ) -> Result<Object, StoreError> {
+        self.inner
+            .set_status(kind, name, status, expected_revision)
+            .await
+    }
+    async fn set_finalizers(
+        &self,
+        kind: &str,
+        name: &str,
+        finalizers: Vec<String>,
+        expected_revision: Option<Revision>,
+    ) -> Result<Option<Object>, StoreError> {
+        self.inner
+            .set_finalizers(kind, name, finalizers, expected_revision)
+            .await
+    }
+    async fn delete(
+        &self,
+        kind: &str,
+        name: &str,
+        expected_revision: Option<Revision>,
+    ) -> Result<Option<Object>, StoreError> {
+        self.inner.delete(kind, name, expected_revision).await
+    }
+    async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {
+        let lag = self.lag;
+        let stream = self.inner.watch(kind, from).await?;
+        Ok(stream
+            .then(move |event| async move {
+                tokio::time::sleep(lag).await;
+                event
+            })
+            .boxed())
+    }
+    async fn revision(&self) -> Result<Revision, StoreError> {
+        self.inner.revision().await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handled_delete_is_not_handled_again_while_the_cache_still_shows_the_object() {
+    let w = world();
+    let lag = Duration::from_millis(400);
+    let lagging: Arc<dyn Store> = Arc::new(Lagging {
+        inner: w.store.clone(),
+        lag,
+    });
+    let shared = Shared {
+        reflectors: Arc::new(Reflectors::new(lagging)),
+        ..w.shared.clone()
+    };
+    // Resyncs far more often than the cache catches up: runs on the object keep coming while
+    // the cache still shows it deleting after our own finalizer removal released it.
+    let mut recorder = Recorder::new(true, ok());
+    Arc::get_mut(&mut recorder).expect("unique").info.resync = Some(Duration::from_millis(20));
+    let _controller = Controller::start(recorder.clone(), shared, options(2));
+    w.store
+        .apply(vec![thing("keep", json!(1))])
+        .await
+        .expect("apply");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let object = w.store.get("Thing", "keep").await.expect("get");
+        let object = object.expect("exists");
+        if object.meta.finalizers.contains(&finalizer_of("recorder"))
+            && status::read(&object, "recorder").and_then(|s| s.observed_generation) == Some(1)
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never handled");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    w.store.delete("Thing", "keep", None).await.expect("delete");
+    eventually("on-delete ran", || {
+        recorder.calls().contains(&Call::Delete("keep".into()))
+    })
+    .await;
+    // Past the window in which the cache still shows the object, and then some.
+    tokio::time::sleep(lag * 3).await;
+    assert!(
+        w.store.get("Thing", "keep").await.expect("get").is_none(),
+        "released"
+    );
+    let deletes = recorder
+        .calls()
+        .iter()
+        .filter(|c| matches!(c, Call::Delete(_)))
+        .count();
+    assert_eq!(deletes, 1, "on-delete ran {deletes} times for one delete");
 }

@@ -293,6 +293,23 @@ pub fn metric(text: &str, series: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// The revision `apply` printed for `what` (`KIND/NAME`), from its line
+/// `KIND/NAME created|updated|unchanged (revision N)`. Tests compare revisions with each
+/// other, never with fixed numbers: etcd starts higher and gives one apply one revision.
+pub fn applied_revision(output: &str, what: &str) -> u64 {
+    output
+        .lines()
+        .filter(|line| line.starts_with(&format!("{what} ")))
+        .find_map(|line| {
+            line.rsplit_once("(revision ")?
+                .1
+                .strip_suffix(')')?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no revision of {what} in apply's output: {output}"))
+}
+
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }

@@ -137,10 +137,8 @@ async fn balance(
         .map(|(s, _)| *s)
         .collect();
     mine.sort_unstable();
-    for shard in &mine {
-        // etcd says it is ours (e.g. a claim whose answer was lost): work on it.
-        shards.gain(*shard);
-    }
+    // etcd says they are ours (e.g. a claim whose answer was lost): work on them.
+    shards.gain_all(mine.iter().copied());
     while mine.len() > share {
         let Some(shard) = mine.pop() else { break };
         shards.release(shard).await;
@@ -153,27 +151,55 @@ async fn balance(
     }
     // Start from a place of our own, so replicas starting together rarely race for one shard.
     let offset = id.bytes().map(u32::from).sum::<u32>();
-    for i in 0..shards.count() {
-        if mine.len() >= share {
-            break;
-        }
-        let shard = (offset + i) % shards.count();
-        if held.contains_key(&shard) {
+    let free: Vec<u32> = (0..shards.count())
+        .map(|i| (offset + i) % shards.count())
+        .filter(|shard| !held.contains_key(shard))
+        .take(share.saturating_sub(mine.len()))
+        .collect();
+    // A whole share in one transaction: one etcd revision and one round trip, instead of one
+    // per shard. Only if another replica took one of them meanwhile are they claimed one by
+    // one.
+    for batch in free.chunks(CLAIMS_PER_TXN) {
+        if claim(&mut client, store, batch, id, lease).await? {
+            shards.gain_all(batch.iter().copied());
+            for shard in batch {
+                tracing::info!(replica = %id, shard, "shard claimed");
+            }
             continue;
         }
-        let key = keys.owner(shard);
-        let txn = Txn::new()
-            .when([Compare::create_revision(key.as_str(), CompareOp::Equal, 0)])
-            .and_then([TxnOp::put(
-                key.as_str(),
-                id,
-                Some(PutOptions::new().with_lease(lease)),
-            )]);
-        if client.txn(txn).await?.succeeded() {
-            shards.gain(shard);
-            mine.push(shard);
-            tracing::info!(replica = %id, shard, "shard claimed");
+        for shard in batch {
+            if claim(&mut client, store, &[*shard], id, lease).await? {
+                shards.gain(*shard);
+                tracing::info!(replica = %id, shard, "shard claimed");
+            }
         }
     }
     Ok(())
+}
+
+/// Claims per transaction, well within etcd's default `--max-txn-ops` (128 compares and 128
+/// puts), so a large `--shards` is claimed in several transactions rather than refused.
+const CLAIMS_PER_TXN: usize = 64;
+
+/// Claims every one of `wanted` for `lease` if none is owned; answers whether it did.
+async fn claim(
+    client: &mut etcd_client::Client,
+    store: &EtcdStore,
+    wanted: &[u32],
+    id: &str,
+    lease: i64,
+) -> Result<bool, EtcdError> {
+    let keys: Vec<String> = wanted.iter().map(|s| store.keys().owner(*s)).collect();
+    let txn = Txn::new()
+        .when(
+            keys.iter()
+                .map(|key| Compare::create_revision(key.as_str(), CompareOp::Equal, 0))
+                .collect::<Vec<_>>(),
+        )
+        .and_then(
+            keys.iter()
+                .map(|key| TxnOp::put(key.as_str(), id, Some(PutOptions::new().with_lease(lease))))
+                .collect::<Vec<_>>(),
+        );
+    Ok(client.txn(txn).await?.succeeded())
 }

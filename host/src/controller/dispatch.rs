@@ -64,6 +64,10 @@ struct KeyState {
     seen: Option<Fingerprint>,
     /// Run even if nothing changed (resync, requeue-after, first sight).
     forced: bool,
+    /// The uid of the object whose `on-delete` succeeded here. Until the reflector sees our
+    /// own finalizer removal, its cache still shows that object deleting, with a status that
+    /// says it was handled: a run then must only release it, not call `on-delete` again.
+    deleted: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -312,8 +316,19 @@ async fn process(inner: &Inner, key: &ObjectKey) {
         let mut keys = inner.keys();
         let state = keys.entry(key.clone()).or_default();
         let forced = std::mem::take(&mut state.forced);
+        let uid = current.as_ref().map(|o| o.meta.uid.as_str());
+        if state.deleted.is_some() && state.deleted.as_deref() != uid {
+            // Gone, or a new object under the same name: the marker has done its work.
+            state.deleted = None;
+        }
+        let delete_handled = state.deleted.is_some();
         // After a restart nothing is in memory: the status says what was handled.
         let handled = state.handled.clone().or_else(|| {
+            if delete_handled {
+                // Decides `Release`: the finalizer goes (again, if storing it failed), and
+                // `on-delete` is not called twice for one delete.
+                return None;
+            }
             let object = current.as_ref()?;
             let generation = status::read(object, name)?.observed_generation?;
             let mut last = object.clone();
@@ -398,7 +413,14 @@ async fn succeeded(
     inner.queue.forget(key);
     let deleted = matches!(decision, Decision::Delete { .. } | Decision::Release);
     if deleted {
-        inner.keys().entry(key.clone()).or_default().handled = None;
+        {
+            let mut keys = inner.keys();
+            let state = keys.entry(key.clone()).or_default();
+            state.handled = None;
+            if let Decision::Delete { last } = decision {
+                state.deleted = Some(last.meta.uid.clone());
+            }
+        }
         // The owner is going: so are the items it published.
         if let Err(e) =
             crate::nimbus::unpublish_all(inner.shared.store.as_ref(), key.kind(), key.name()).await

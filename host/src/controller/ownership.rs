@@ -94,7 +94,18 @@ impl Shards {
     }
 
     pub fn gain(&self, shard: u32) {
-        if self.state().owned.insert(shard) {
+        self.gain_all([shard]);
+    }
+
+    /// Gains several shards with one notice, so controllers re-enqueue their objects once.
+    pub fn gain_all(&self, shards: impl IntoIterator<Item = u32>) {
+        let mut state = self.state();
+        let mut new = false;
+        for shard in shards {
+            new |= state.owned.insert(shard);
+        }
+        drop(state);
+        if new {
             self.gained.send_modify(|n| *n += 1);
         }
     }
@@ -153,5 +164,16 @@ mod tests {
         assert!(!releasing.is_finished(), "release waits for running work");
         drop(permit);
         releasing.await.expect("released once the work finished");
+    }
+
+    #[test]
+    fn gaining_several_shards_is_one_notice() {
+        let shards = Shards::new(4);
+        let mut gained = shards.gained();
+        shards.gain_all([0, 1, 2]);
+        assert_eq!(*gained.borrow_and_update(), 1);
+        shards.gain_all([1, 2]);
+        assert!(!gained.has_changed().expect("open"), "nothing new gained");
+        assert_eq!(shards.owned(), vec![0, 1, 2]);
     }
 }

@@ -1,6 +1,7 @@
 //! `/metrics` in Prometheus text, and the request counter every route feeds.
 
-use axum::extract::Request;
+use super::AppState;
+use axum::extract::{Request, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -20,7 +21,12 @@ pub fn handle() -> &'static PrometheusHandle {
     })
 }
 
-pub async fn render() -> Response {
+pub async fn render(State(state): State<AppState>) -> Response {
+    // Read at scrape time, so the gauge is the same on every backend and, on etcd, counts
+    // the writes of the other replicas too. An unreachable store keeps the last value.
+    if let Ok(revision) = state.store.revision().await {
+        metrics::gauge!("store_revision").set(revision as f64);
+    }
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4")],
         handle().render(),
