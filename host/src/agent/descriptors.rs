@@ -25,11 +25,8 @@ pub async fn follow(
     let events = runtime.subscribe();
     runtime.watch_dir(dir, World::Descriptor).await?;
     let mut registered = Registered::default();
+    register_serving(runtime, scheduler, &mut registered).await;
     for info in runtime.components() {
-        if info.world == World::Descriptor && info.serving {
-            let sha256 = info.sha256.unwrap_or_default();
-            register(runtime, scheduler, &mut registered, &info.name, sha256).await;
-        }
         if info.state == ComponentState::Failed {
             tracing::warn!(component = %info.name, error = ?info.error, "descriptor not loaded");
         }
@@ -54,12 +51,7 @@ async fn keep_in_step(
             Ok(event) => event,
             Err(broadcast::error::RecvError::Lagged(missed)) => {
                 tracing::warn!(missed, "missed descriptor events, registering all again");
-                for info in runtime.components() {
-                    if info.world == World::Descriptor && info.serving {
-                        let sha256 = info.sha256.unwrap_or_default();
-                        register(&runtime, &scheduler, &mut registered, &info.name, sha256).await;
-                    }
-                }
+                register_serving(&runtime, &scheduler, &mut registered).await;
                 continue;
             }
             Err(broadcast::error::RecvError::Closed) => return,
@@ -92,6 +84,16 @@ async fn keep_in_step(
                 }
             }
             ComponentEvent::Loaded { .. } => {}
+        }
+    }
+}
+
+/// Registers every descriptor component that has a version serving.
+async fn register_serving(runtime: &Runtime, scheduler: &KvScheduler, registered: &mut Registered) {
+    for info in runtime.components() {
+        if info.world == World::Descriptor && info.serving {
+            let sha256 = info.sha256.unwrap_or_default();
+            register(runtime, scheduler, registered, &info.name, sha256).await;
         }
     }
 }
