@@ -23,7 +23,7 @@ async fn per_object_us(
     cache: &Path,
 ) -> anyhow::Result<f64> {
     let store: Arc<dyn Store> = Arc::new(MemStore::default());
-    let took = run(side, store, count, policy_wasm, cache).await?;
+    let took = run(side, store, count, policy_wasm, cache, None).await?;
     Ok(took.as_secs_f64() * 1e6 / count as f64)
 }
 

@@ -27,6 +27,11 @@ pub struct FanOut {
     pub reported: Option<Duration>,
     /// Peak RSS of the server during the run, bytes.
     pub server_rss: u64,
+    /// First write → `agents` feed clients in this process (like the etcd watchers) saw
+    /// every item: the distribution alone, without the agents' work.
+    pub feeds_converged: Duration,
+    /// Peak RSS of the server during the feed-clients run, bytes.
+    pub feeds_rss: u64,
     pub etcd_converged: Duration,
     pub etcd_rss: u64,
 }
@@ -103,15 +108,7 @@ pub async fn measure(items: usize, agents: usize) -> anyhow::Result<FanOut> {
     })
     .await?;
 
-    let owner = Owner {
-        kind: "Policy".into(),
-        name: "fan".into(),
-        component: "bench".into(),
-    };
-    let everyone = ItemTarget::Labels(BTreeMap::from([("role".into(), "fan".into())]));
-    let requests: Vec<_> = (0..items)
-        .map(|i| item_request(&owner, &format!("fan/{i}"), value(i), everyone.clone()))
-        .collect::<Result<_, _>>()?;
+    let requests = requests(items)?;
     let peak = AtomicU64::new(0);
     let sample = || {
         peak.fetch_max(server.rss().unwrap_or(0), Ordering::Relaxed);
@@ -137,20 +134,86 @@ pub async fn measure(items: usize, agents: usize) -> anyhow::Result<FanOut> {
             reported = Some(started.elapsed());
             break;
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // Each look costs the server a read of every sheet: not too often, or the server's
+        // figures are mostly the looking.
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
     drop(fleet);
     let server_rss = peak.load(Ordering::Relaxed);
     drop(server);
 
+    let (feeds_converged, feeds_rss) = feeds_fan_out(items, agents).await?;
     let (etcd_converged, etcd_rss) = etcd_fan_out(items, agents).await?;
     Ok(FanOut {
         converged,
         reported,
         server_rss,
+        feeds_converged,
+        feeds_rss,
         etcd_converged,
         etcd_rss,
     })
+}
+
+/// The same items to `agents` feed clients of a fresh server, each registered as an agent
+/// and following `/v1/nimbus/watch` on its own connection, counting what it receives.
+async fn feeds_fan_out(items: usize, agents: usize) -> anyhow::Result<(Duration, u64)> {
+    use futures::StreamExt;
+    use reactor_host::nimbus::FeedEvent;
+    let dir = tempfile::tempdir()?;
+    let empty = dir.path().join("components");
+    std::fs::create_dir_all(&empty)?;
+    let server = Server::start(&dir.path().join("data"), &empty)?;
+    let client = Client::new(server.base(), Some(server.token().to_owned()));
+    let labels = BTreeMap::from([("role".to_owned(), "fan".to_owned())]);
+    let counts: Vec<Arc<AtomicUsize>> = (0..agents).map(|_| Arc::default()).collect();
+    let mut feeds = Vec::new();
+    for (i, count) in counts.iter().enumerate() {
+        let id = format!("feed-{i}");
+        client.register_agent(&id, labels.clone()).await?;
+        let own = Client::new(server.base(), Some(server.token().to_owned()));
+        let from = own.agent_items(&id).await?.revision;
+        let mut stream = Box::pin(own.agent_feed(&id, from, Default::default()).await?);
+        let count = count.clone();
+        feeds.push(tokio::spawn(async move {
+            let _keep = own;
+            while let Some(Ok(event)) = stream.next().await {
+                if matches!(event, FeedEvent::Put { .. }) {
+                    count.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    let requests = requests(items)?;
+    let peak = AtomicU64::new(0);
+    let started = Instant::now();
+    for chunk in requests.chunks(OURS_BATCH) {
+        client.apply(chunk.to_vec()).await?;
+        peak.fetch_max(server.rss().unwrap_or(0), Ordering::Relaxed);
+    }
+    wait_until("feed clients hold every item", || {
+        peak.fetch_max(server.rss().unwrap_or(0), Ordering::Relaxed);
+        counts.iter().all(|c| c.load(Ordering::Relaxed) >= items)
+    })
+    .await?;
+    let elapsed = started.elapsed();
+    for feed in feeds {
+        feed.abort();
+    }
+    Ok((elapsed, peak.load(Ordering::Relaxed)))
+}
+
+/// The items of both runs: one owner, every agent labelled `role=fan`.
+fn requests(items: usize) -> anyhow::Result<Vec<reactor_host::object::ApplyRequest>> {
+    let owner = Owner {
+        kind: "Policy".into(),
+        name: "fan".into(),
+        component: "bench".into(),
+    };
+    let everyone = ItemTarget::Labels(BTreeMap::from([("role".into(), "fan".into())]));
+    Ok((0..items)
+        .map(|i| item_request(&owner, &format!("fan/{i}"), value(i), everyone.clone()))
+        .collect::<Result<_, _>>()?)
 }
 
 /// The same items as etcd keys, to `agents` watchers, each on its own connection.

@@ -28,6 +28,10 @@ use clap::{Parser, Subcommand};
 use report::{Report, SCENARIOS};
 use std::path::PathBuf;
 
+/// The same allocator as the `reactor-host` binary, so in-process scenarios measure what it runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(about = "reactor-host benchmarks against same-run baselines")]
 struct Cli {

@@ -10,13 +10,16 @@ use reactor_host::store::{
     plan_apply, plan_delete, plan_set_finalizers, plan_set_status,
 };
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, mpsc};
 
 #[derive(Default)]
 struct State {
     objects: BTreeMap<String, Object>,
+    /// (kind, label, value) → names: a selector with an equality term is looked up, as the
+    /// embedded store's label index does.
+    labelled: HashMap<(String, String, String), BTreeSet<String>>,
     /// Every change, oldest first; revision `n` is at index `n - 1`.
     log: Vec<WatchEvent>,
 }
@@ -69,6 +72,24 @@ impl MemStore {
         };
         state.log.push(event.clone());
         let _ = live.send(event);
+        if let Some(before) = state.objects.get(&key).cloned() {
+            for (label, value) in &before.labels {
+                let entry = (before.kind.clone(), label.clone(), value.clone());
+                if let Some(names) = state.labelled.get_mut(&entry) {
+                    names.remove(&before.name);
+                }
+            }
+        }
+        if change.event_type != EventType::Deleted {
+            for (label, value) in &object.labels {
+                let entry = (object.kind.clone(), label.clone(), value.clone());
+                state
+                    .labelled
+                    .entry(entry)
+                    .or_default()
+                    .insert(object.name.clone());
+            }
+        }
         if change.event_type == EventType::Deleted {
             state.objects.remove(&key);
             (None, Some(change.event_type))
@@ -102,6 +123,24 @@ impl Store for MemStore {
 
     async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError> {
         let state = self.state();
+        let revision = state.log.len() as u64;
+        let rarest = selector
+            .equalities()
+            .into_iter()
+            .map(|(label, value)| (kind.to_owned(), label.to_owned(), value.to_owned()))
+            .min_by_key(|entry| state.labelled.get(entry).map_or(0, |names| names.len()));
+        if let Some(entry) = rarest {
+            let items = state
+                .labelled
+                .get(&entry)
+                .into_iter()
+                .flatten()
+                .filter_map(|name| state.objects.get(ObjectKey::new(kind, name).as_str()))
+                .filter(|o| selector.matches(&o.labels))
+                .cloned()
+                .collect();
+            return Ok(Listing { items, revision });
+        }
         let (start, end) = ObjectKey::kind_range(kind);
         let items = state
             .objects

@@ -45,15 +45,21 @@ async fn drive(store: &Arc<dyn Store>, reactor: &str, count: usize) -> anyhow::R
 
 /// Time for `count` Policies from apply to status written on `store` (fresh, empty), by
 /// the native reactor or by `policy_wasm` (examples/policy-rust) loaded from `data` (whose
-/// compile cache is reused across runs).
+/// compile cache is reused across runs), with `workers` reconciles at once (`None`: the
+/// default concurrency).
 pub async fn run(
     side: Side,
     store: Arc<dyn Store>,
     count: usize,
     policy_wasm: &Path,
     data: &Path,
+    workers: Option<usize>,
 ) -> anyhow::Result<Duration> {
-    let engine = Engine::new(store.clone(), ControllerOptions::default());
+    let mut options = ControllerOptions::default();
+    if let Some(workers) = workers {
+        options.concurrency = workers;
+    }
+    let engine = Engine::new(store.clone(), options);
     match side {
         Side::Native => {
             engine.attach(Arc::new(NativePolicy {
@@ -64,6 +70,9 @@ pub async fn run(
         Side::Wasm => {
             let mut config = RuntimeConfig::new(data);
             config.host = Arc::new(EngineHost::new(engine.shared().clone()));
+            if let Some(workers) = workers {
+                config.settings.defaults.concurrency = workers;
+            }
             let runtime = Runtime::new(config)?;
             let components = tempfile::tempdir()?;
             std::fs::copy(policy_wasm, components.path().join("policy-rust.wasm"))?;

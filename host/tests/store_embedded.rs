@@ -118,7 +118,7 @@ async fn a_compacted_revision_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watcher_that_falls_behind_the_live_feed_loses_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // More single-write batches than the live feed buffers (1024), none read meanwhile.
+    // More single-write batches than the live feed buffers (64), none read meanwhile.
     store_contract::a_slow_watcher_loses_nothing(Arc::new(open(dir.path())), 1500).await;
 }
 
@@ -159,4 +159,125 @@ async fn list_by_selector_returns_only_matching_objects() {
         .await
         .expect("list");
     assert_eq!(listing.items.len(), 4);
+}
+
+#[tokio::test]
+async fn a_label_lookup_follows_relabels_and_deletes_and_survives_a_file_without_the_index() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    let labelled = |name: &str, labels: &[(&str, &str)]| ApplyRequest {
+        labels: labels
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+        ..request("Item", name, json!({"n": name}))
+    };
+    store
+        .apply(vec![
+            labelled("a", &[("app", "web")]),
+            labelled("b", &[("app", "web"), ("tier", "x")]),
+            labelled("c", &[("app", "webx")]),
+        ])
+        .await
+        .expect("apply");
+    store
+        .apply(vec![labelled("a", &[("app", "db")])])
+        .await
+        .expect("relabel");
+    store.delete("Item", "b", None).await.expect("delete");
+    store
+        .apply(vec![
+            labelled("d", &[("app", "web"), ("tier", "y")]),
+            labelled("e", &[("app", "web")]),
+            labelled("f", &[("app", "web"), ("tier", "y")]),
+            labelled("g", &[("app", "db"), ("tier", "y")]),
+        ])
+        .await
+        .expect("apply");
+    assert_eq!(names(&store, "app=web").await, ["d", "e", "f"]);
+    assert_eq!(names(&store, "app=db").await, ["a", "g"]);
+    assert_eq!(names(&store, "app=web,tier!=y").await, ["e"]);
+    assert_eq!(names(&store, "tier=y,app=web").await, ["d", "f"]);
+    assert_eq!(names(&store, "app=db,tier=y").await, ["g"]);
+    assert_eq!(names(&store, "app=db,tier=x").await, Vec::<String>::new());
+    store.close();
+
+    // A file written before the index existed: it is indexed when opened.
+    {
+        let db = redb::Database::create(dir.path().join("store.redb")).expect("redb");
+        let txn = db.begin_write().expect("write");
+        let labels: redb::TableDefinition<&str, ()> = redb::TableDefinition::new("labels");
+        txn.delete_table(labels).expect("drop the index");
+        let counters: redb::TableDefinition<&str, u64> = redb::TableDefinition::new("counters");
+        txn.open_table(counters)
+            .expect("counters")
+            .remove("labels-indexed")
+            .expect("forget it was built");
+        txn.commit().expect("commit");
+    }
+    let store = open(dir.path());
+    assert_eq!(names(&store, "app=web,tier=y").await, ["d", "f"]);
+    assert_eq!(names(&store, "app=webx").await, ["c"]);
+}
+
+async fn names(store: &EmbeddedStore, selector: &str) -> Vec<String> {
+    let selector: Selector = selector.parse().expect("selector");
+    let listing = store.list("Item", &selector).await.expect("list");
+    listing.items.into_iter().map(|o| o.name).collect()
+}
+
+#[tokio::test]
+async fn a_batch_too_large_for_the_live_feed_reaches_watchers_from_the_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    let mut sheets = store.watch(Some("Sheet"), 0).await.expect("watch");
+    let mut items = store.watch(Some("Item"), 0).await.expect("watch");
+    let mut everything = store.watch(None, 0).await.expect("watch");
+    // Watches are following live before the writes.
+    store
+        .apply(vec![request("Item", "first", json!(1))])
+        .await
+        .expect("apply");
+    assert_eq!(next_change(&mut items).await.revision, 1);
+    assert_eq!(next_change(&mut everything).await.revision, 1);
+    // Over a MiB in one commit: kept in the log only.
+    let big: serde_json::Value = (0..40_000)
+        .map(|i| {
+            (
+                format!("entry-{i:06}"),
+                json!({"state": "applied", "revision": i}),
+            )
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    store
+        .apply(vec![
+            request("Sheet", "big", big.clone()),
+            request("Item", "beside", json!(2)),
+        ])
+        .await
+        .expect("apply");
+    // Nothing is written after it: the watches learn of it from the live feed's marker.
+    let sheet = next_change(&mut sheets).await;
+    assert_eq!(
+        (sheet.revision, sheet.object.map(|o| o.spec)),
+        (2, Some(big))
+    );
+    store
+        .apply(vec![request("Item", "after", json!(3))])
+        .await
+        .expect("apply");
+    let names = |events: Vec<reactor_host::store::WatchEvent>| {
+        events
+            .into_iter()
+            .filter_map(|e| e.object.map(|o| o.name))
+            .collect::<Vec<_>>()
+    };
+    let seen = vec![next_change(&mut items).await, next_change(&mut items).await];
+    assert_eq!(names(seen), ["beside", "after"]);
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        seen.push(next_change(&mut everything).await);
+    }
+    assert_eq!(names(seen), ["big", "beside", "after"]);
 }

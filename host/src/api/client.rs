@@ -314,6 +314,7 @@ fn lines<T: DeserializeOwned + Send + 'static>(
     let state = LineState {
         bytes: Box::pin(response.bytes_stream()),
         buffer: Vec::new(),
+        read: 0,
         failed: false,
     };
     futures::stream::unfold(state, |mut state| async move {
@@ -332,16 +333,23 @@ type ByteStream = std::pin::Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Byt
 struct LineState {
     bytes: ByteStream,
     buffer: Vec<u8>,
+    /// How much of `buffer` has been cut into lines already: a chunk of many lines is not
+    /// shifted once per line.
+    read: usize,
     failed: bool,
 }
 
 impl LineState {
     async fn next_line<T: DeserializeOwned>(&mut self) -> Option<Result<T, ClientError>> {
         loop {
-            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = self.buffer.drain(..=end).collect();
-                return Some(parse_line(&line[..end]));
+            let unread = &self.buffer[self.read..];
+            if let Some(end) = unread.iter().position(|b| *b == b'\n') {
+                let line = parse_line(&unread[..end]);
+                self.read += end + 1;
+                return Some(line);
             }
+            self.buffer.drain(..self.read);
+            self.read = 0;
             match self.bytes.next().await {
                 Some(Ok(chunk)) => self.buffer.extend_from_slice(&chunk),
                 Some(Err(e)) => return Some(Err(ClientError::Stream(reason(&e)))),

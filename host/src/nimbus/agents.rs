@@ -97,7 +97,7 @@ pub async fn list(store: &dyn Store) -> Result<Vec<AgentView>, NimbusError> {
     // Every agent's reports, by agent and key.
     let mut reports: BTreeMap<String, BTreeMap<String, SheetEntry>> = BTreeMap::new();
     for sheet in store.list(REPORT_KIND, &Selector::default()).await?.items {
-        if let Some(sheet) = Sheet::from_object(&sheet) {
+        if let Some(sheet) = Sheet::from_value(sheet.spec) {
             reports.entry(sheet.agent).or_default().extend(sheet.items);
         }
     }

@@ -15,6 +15,9 @@ pub const REPORT_KIND: &str = "NimbusReport";
 
 const AGENT_LABEL: &str = "nimbus.agent";
 
+/// Sheets written concurrently by one round of [`record`].
+const SHEETS_AT_ONCE: usize = 8;
+
 /// Where an item is on one agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -65,7 +68,11 @@ pub struct Sheet {
 
 impl Sheet {
     pub fn from_object(object: &Object) -> Option<Sheet> {
-        serde_json::from_value(object.spec.clone()).ok()
+        Self::from_value(object.spec.clone())
+    }
+
+    pub fn from_value(spec: serde_json::Value) -> Option<Sheet> {
+        serde_json::from_value(spec).ok()
     }
 
     pub fn report(&self, key: &str) -> Option<AgentReport> {
@@ -149,8 +156,9 @@ pub async fn record(
             Ok::<_, NimbusError>(reports.into_iter().map(|r| r.key))
         });
     let mut recorded = BTreeSet::new();
-    // Several sheets at once, so the store can commit them together.
-    let mut results = futures::stream::iter(writes).buffer_unordered(32);
+    // Several sheets at once, so the store can commit them together; not many, as each
+    // holds a few copies of its sheet meanwhile and an owner's sheet can be large.
+    let mut results = futures::stream::iter(writes).buffer_unordered(SHEETS_AT_ONCE);
     while let Some(result) = results.next().await {
         recorded.extend(result?);
     }
@@ -183,26 +191,27 @@ async fn write_sheet(
     let name = sheet_name(&fresh.owner_kind, &fresh.owner_name, &fresh.agent);
     for _ in 0..16 {
         let current = store.get(REPORT_KIND, &name).await?;
+        let expected = current.as_ref().map(|c| c.meta.revision);
         let mut sheet = current
-            .as_ref()
-            .and_then(Sheet::from_object)
+            .and_then(|object| Sheet::from_value(object.spec))
             .unwrap_or_else(|| fresh.clone());
-        let before = sheet.items.clone();
+        let mut changed = expected.is_none();
         for report in reports {
             if report.state == ReportState::Removed {
-                sheet.items.remove(&report.key);
-            } else {
-                sheet.items.insert(
-                    report.key.clone(),
-                    SheetEntry {
-                        state: report.state,
-                        message: report.message.clone(),
-                        revision: report.revision,
-                    },
-                );
+                changed |= sheet.items.remove(&report.key).is_some();
+                continue;
+            }
+            let entry = SheetEntry {
+                state: report.state,
+                message: report.message.clone(),
+                revision: report.revision,
+            };
+            if sheet.items.get(&report.key) != Some(&entry) {
+                sheet.items.insert(report.key.clone(), entry);
+                changed = true;
             }
         }
-        if current.is_some() && sheet.items == before {
+        if !changed {
             return Ok(());
         }
         let labels = BTreeMap::from([
@@ -215,7 +224,7 @@ async fn write_sheet(
             name: name.clone(),
             labels,
             spec: serde_json::to_value(&sheet).map_err(|e| NimbusError::Invalid(e.to_string()))?,
-            expected_revision: current.map(|c| c.meta.revision),
+            expected_revision: expected,
         };
         match store.apply(vec![request]).await {
             Ok(_) => return Ok(()),

@@ -45,6 +45,17 @@ impl Selector {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The `key=value` terms of the selector: a store can look these labels up.
+    pub fn equalities(&self) -> Vec<(&str, &str)> {
+        self.0
+            .iter()
+            .filter_map(|req| match req {
+                Requirement::Equals(k, v) => Some((k.as_str(), v.as_str())),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 impl FromStr for Selector {

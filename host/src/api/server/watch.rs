@@ -47,18 +47,25 @@ async fn stream(
     Ok(ndjson(events))
 }
 
+/// Lines written to the connection at once at most: a burst of events goes out in a few
+/// large writes, a lone event at once.
+const LINES_PER_WRITE: usize = 512;
+
 /// A stream of events as newline-delimited JSON; an error ends it with an error line.
 pub(super) fn ndjson<T: serde::Serialize>(
     events: impl futures::Stream<Item = Result<T, StoreError>> + Send + 'static,
 ) -> Response {
-    let lines = events.map(|event| {
-        let mut line = match event {
-            Ok(event) => serde_json::to_vec(&event),
-            Err(error) => serde_json::to_vec(&error_line(&error)),
+    let lines = events.ready_chunks(LINES_PER_WRITE).map(|ready| {
+        let mut lines = Vec::new();
+        for event in ready {
+            match event {
+                Ok(event) => serde_json::to_writer(&mut lines, &event),
+                Err(error) => serde_json::to_writer(&mut lines, &error_line(&error)),
+            }
+            .map_err(std::io::Error::other)?;
+            lines.push(b'\n');
         }
-        .map_err(std::io::Error::other)?;
-        line.push(b'\n');
-        Ok::<_, std::io::Error>(line)
+        Ok::<_, std::io::Error>(lines)
     });
     (
         [(CONTENT_TYPE, "application/x-ndjson")],

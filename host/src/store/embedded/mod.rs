@@ -1,13 +1,12 @@
 //! The embedded store: redb in the data folder, one group-committing writer, log-fed watches.
 
+mod labels;
 mod tables;
 mod watch;
 mod writer;
 
 use crate::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
-use crate::store::{
-    Applied, ApplyOutcome, EventType, Listing, Store, StoreError, WatchEvent, WatchStream,
-};
+use crate::store::{Applied, ApplyOutcome, EventType, Listing, Store, StoreError, WatchStream};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -26,6 +25,8 @@ pub struct EmbeddedStoreOptions {
     pub bookmark_interval: Duration,
     /// The most writes gathered into one transaction.
     pub max_batch: usize,
+    /// Memory redb may keep for pages of the file (its own default is 1 GiB).
+    pub cache_bytes: usize,
 }
 
 impl Default for EmbeddedStoreOptions {
@@ -34,6 +35,7 @@ impl Default for EmbeddedStoreOptions {
             log_retention: 100_000,
             bookmark_interval: Duration::from_secs(10),
             max_batch: 1024,
+            cache_bytes: 256 << 20,
         }
     }
 }
@@ -43,7 +45,7 @@ pub(crate) struct Shared {
     db: redb::Database,
     latest: AtomicU64,
     oldest: AtomicU64,
-    events: broadcast::Sender<Arc<Vec<WatchEvent>>>,
+    events: broadcast::Sender<Arc<watch::Live>>,
     bookmark_interval: Duration,
 }
 
@@ -70,11 +72,13 @@ impl EmbeddedStore {
             StoreError::Backend(format!("cannot create data folder {}: {e}", dir.display()))
         })?;
         let path = dir.join("store.redb");
-        let db = redb::Database::create(&path)
+        let db = redb::Builder::new()
+            .set_cache_size(options.cache_bytes)
+            .create(&path)
             .map_err(|e| StoreError::Backend(format!("cannot open {}: {e}", path.display())))?;
         Self::init_tables(&db)?;
         let (latest, oldest) = tables::read_counters(&db)?;
-        let (events, _) = broadcast::channel(1024);
+        let (events, _) = broadcast::channel(watch::LIVE_BATCHES);
         let shared = Arc::new(Shared {
             db,
             latest: AtomicU64::new(latest),
@@ -104,8 +108,11 @@ impl EmbeddedStore {
         let txn = db.begin_write().map_err(tables::backend)?;
         txn.open_table(tables::OBJECTS).map_err(tables::backend)?;
         txn.open_table(tables::LOG).map_err(tables::backend)?;
+        txn.open_table(tables::LOG_KINDS).map_err(tables::backend)?;
         txn.open_table(tables::COUNTERS).map_err(tables::backend)?;
-        txn.commit().map_err(tables::backend)
+        txn.open_table(labels::LABELS).map_err(tables::backend)?;
+        txn.commit().map_err(tables::backend)?;
+        labels::build_if_missing(db)
     }
 
     /// Stops the writer after the writes already sent, so the file can be opened again.

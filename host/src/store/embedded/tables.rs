@@ -8,6 +8,8 @@ use redb::{ReadableDatabase, TableDefinition};
 pub const OBJECTS: TableDefinition<&str, &[u8]> = TableDefinition::new("objects");
 /// revision → the watch event of that change as JSON; compacted from the oldest end.
 pub const LOG: TableDefinition<u64, &[u8]> = TableDefinition::new("log");
+/// revision → the kind its change was of, so a watch of one kind replays only its entries.
+pub const LOG_KINDS: TableDefinition<u64, &str> = TableDefinition::new("log-kinds");
 /// Counters: `revision` (latest committed) and `oldest` (the oldest revision a watch may start from).
 pub const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
 
@@ -66,7 +68,7 @@ struct Labels {
 }
 
 /// The objects of `kind` that `selector` matches, with the revision of the snapshot they were
-/// read from.
+/// read from: through the label index if the selector has a `key=value` term.
 pub fn list_kind(
     db: &redb::Database,
     kind: &str,
@@ -79,6 +81,13 @@ pub fn list_kind(
         .map_err(backend)?
         .map(|v| v.value())
         .unwrap_or(0);
+    let terms = selector.equalities();
+    if !terms.is_empty() {
+        let names = super::labels::names_with_all(&txn, kind, &terms)?;
+        let mut objects = super::labels::objects_named(&txn, kind, &names)?;
+        objects.retain(|o| selector.matches(&o.labels));
+        return Ok((objects, revision));
+    }
     let table = txn.open_table(OBJECTS).map_err(backend)?;
     let (start, end) = ObjectKey::kind_range(kind);
     let mut objects = Vec::new();
@@ -97,12 +106,28 @@ pub fn list_kind(
     Ok((objects, revision))
 }
 
-/// Up to `limit` log entries after `after`, or `Compacted` if some of them are gone.
+/// What a replay needs to know of a log entry before decoding it whole.
+#[derive(serde::Deserialize)]
+struct LogHeader<'a> {
+    #[serde(borrow)]
+    object: Option<KindOnly<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct KindOnly<'a> {
+    #[serde(borrow)]
+    kind: std::borrow::Cow<'a, str>,
+}
+
+/// The log entries after `after` (up to `limit` read), or `Compacted` if some of them are
+/// gone: those of `kind` (all if `None`) decoded, and the last revision read. Entries of
+/// other kinds are only skimmed, so a watch of one kind does not pay for the others.
 pub fn read_log(
     db: &redb::Database,
     after: Revision,
     limit: usize,
-) -> Result<Vec<WatchEvent>, StoreError> {
+    kind: Option<&str>,
+) -> Result<(Vec<WatchEvent>, Option<Revision>), StoreError> {
     let txn = db.begin_read().map_err(backend)?;
     let counters = txn.open_table(COUNTERS).map_err(backend)?;
     let oldest = counters
@@ -117,10 +142,28 @@ pub fn read_log(
         });
     }
     let table = txn.open_table(LOG).map_err(backend)?;
+    let kinds = txn.open_table(LOG_KINDS).map_err(backend)?;
     let mut events = Vec::new();
+    let mut last = None;
     for entry in table.range(after + 1..).map_err(backend)?.take(limit) {
-        let (_, value) = entry.map_err(backend)?;
+        let (revision, value) = entry.map_err(backend)?;
+        let revision = revision.value();
+        last = Some(revision);
+        if let Some(kind) = kind {
+            match kinds.get(revision).map_err(backend)? {
+                Some(logged) if logged.value() != kind => continue,
+                Some(_) => {}
+                // Logged before kinds were: read the entry's kind from the entry.
+                None => {
+                    let header: LogHeader = serde_json::from_slice(value.value())
+                        .map_err(|e| StoreError::Backend(format!("corrupt log record: {e}")))?;
+                    if header.object.is_some_and(|o| o.kind != kind) {
+                        continue;
+                    }
+                }
+            }
+        }
         events.push(decode_event(value.value())?);
     }
-    Ok(events)
+    Ok((events, last))
 }

@@ -11,6 +11,22 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
 const LOG_CHUNK: usize = 1024;
+/// Committed batches kept for watches that are behind; one further back replays from the
+/// log.
+pub const LIVE_BATCHES: usize = 64;
+/// A committed batch larger than this (serialized) is not kept in memory for the watches:
+/// they read it back from the log, so the live feed holds at most
+/// `LIVE_BATCHES × LIVE_BATCH_BYTES` whatever the size of the objects.
+pub const LIVE_BATCH_BYTES: usize = 1 << 20;
+
+/// What the writer hands the watches after a commit.
+pub enum Live {
+    Batch(Vec<WatchEvent>),
+    /// Changes up to `to` are in the log only.
+    Skipped {
+        to: Revision,
+    },
+}
 
 pub fn start(shared: Arc<Shared>, kind: Option<String>, from: Revision) -> WatchStream {
     let (tx, rx) = mpsc::channel(256);
@@ -42,10 +58,7 @@ struct Watch {
 struct Gone;
 
 impl Watch {
-    async fn run(
-        &mut self,
-        mut live: broadcast::Receiver<Arc<Vec<WatchEvent>>>,
-    ) -> Result<(), StoreError> {
+    async fn run(&mut self, mut live: broadcast::Receiver<Arc<Live>>) -> Result<(), StoreError> {
         let mut ticker = tokio::time::interval(self.shared.bookmark_interval);
         ticker.tick().await;
         loop {
@@ -70,38 +83,47 @@ impl Watch {
     async fn replay(&mut self) -> Result<Result<(), Gone>, StoreError> {
         loop {
             let shared = self.shared.clone();
-            let after = self.position;
-            let chunk = tokio::task::spawn_blocking(move || read_log(&shared.db, after, LOG_CHUNK))
-                .await
-                .map_err(|e| StoreError::Backend(format!("watch replay task failed: {e}")))??;
-            let done = chunk.len() < LOG_CHUNK;
-            for event in chunk {
+            let (after, kind) = (self.position, self.kind.clone());
+            let (chunk, last) = tokio::task::spawn_blocking(move || {
+                read_log(&shared.db, after, LOG_CHUNK, kind.as_deref())
+            })
+            .await
+            .map_err(|e| StoreError::Backend(format!("watch replay task failed: {e}")))??;
+            for event in &chunk {
                 if self.offer(event).await.is_err() {
                     return Ok(Err(Gone));
                 }
             }
-            if done {
+            let Some(last) = last else {
                 return Ok(Ok(()));
-            }
+            };
+            // Entries of other kinds were skipped unread: the watch has still looked at them.
+            self.position = self.position.max(last);
         }
     }
 
     async fn follow(
         &mut self,
-        live: &mut broadcast::Receiver<Arc<Vec<WatchEvent>>>,
+        live: &mut broadcast::Receiver<Arc<Live>>,
         ticker: &mut tokio::time::Interval,
     ) -> Result<FollowEnd, Gone> {
         loop {
             tokio::select! {
                 batch = live.recv() => match batch {
-                    Ok(batch) => {
-                        if batch.first().is_some_and(|e| e.revision > self.position + 1) {
+                    Ok(live) => match live.as_ref() {
+                        Live::Batch(batch) => {
+                            if batch.first().is_some_and(|e| e.revision > self.position + 1) {
+                                return Ok(FollowEnd::FellBehind);
+                            }
+                            for event in batch.iter() {
+                                self.offer(event).await?;
+                            }
+                        }
+                        Live::Skipped { to } if *to > self.position => {
                             return Ok(FollowEnd::FellBehind);
                         }
-                        for event in batch.iter() {
-                            self.offer(event.clone()).await?;
-                        }
-                    }
+                        Live::Skipped { .. } => {}
+                    },
                     Err(broadcast::error::RecvError::Lagged(_)) => return Ok(FollowEnd::FellBehind),
                     Err(broadcast::error::RecvError::Closed) => return Ok(FollowEnd::Closed),
                 },
@@ -111,8 +133,9 @@ impl Watch {
         }
     }
 
-    /// Advances past `event`, sending it if it is new and of the watched kind.
-    async fn offer(&mut self, event: WatchEvent) -> Result<(), Gone> {
+    /// Advances past `event`, sending it if it is new and of the watched kind. Only what is
+    /// sent is cloned: every watch sees every committed batch, and most of it is not theirs.
+    async fn offer(&mut self, event: &WatchEvent) -> Result<(), Gone> {
         if event.revision <= self.position {
             return Ok(());
         }
@@ -122,7 +145,7 @@ impl Watch {
             Some(kind) => event.kind() == Some(kind.as_str()),
         };
         if wanted {
-            self.send(event).await
+            self.send(event.clone()).await
         } else {
             Ok(())
         }

@@ -2,7 +2,11 @@
 //! redb transaction, then answers them all and publishes their events to the watchers.
 
 use super::Shared;
-use super::tables::{COUNTERS, LOG, OBJECTS, OLDEST, REVISION, backend, decode_object, encode};
+use super::labels::LABELS;
+use super::tables::{
+    COUNTERS, LOG, LOG_KINDS, OBJECTS, OLDEST, REVISION, backend, decode_object, encode,
+};
+use super::watch::{LIVE_BATCH_BYTES, Live};
 use crate::object::{ApplyRequest, Object, Revision};
 use crate::store::{
     Change, EventType, StoreError, WatchEvent, plan_apply, plan_delete, plan_set_finalizers,
@@ -80,15 +84,15 @@ pub fn run(
 fn commit_batch(shared: &Shared, batch: Vec<WriteRequest>, settings: WriterSettings) {
     let size = batch.len();
     match write_batch(shared, &batch, settings) {
-        Ok((outcomes, events, latest, oldest)) => {
+        Ok((outcomes, live, latest, oldest)) => {
             shared.oldest.store(oldest, Ordering::SeqCst);
             shared.latest.store(latest, Ordering::SeqCst);
             metrics::counter!("store_commits_total").increment(1);
             metrics::histogram!("store_commit_batch_size").record(size as f64);
             metrics::gauge!("store_revision").set(latest as f64);
-            if !events.is_empty() {
+            if let Some(live) = live {
                 // No receivers is fine: nobody is watching.
-                let _ = shared.events.send(Arc::new(events));
+                let _ = shared.events.send(Arc::new(live));
             }
             for (request, outcome) in batch.into_iter().zip(outcomes) {
                 let _ = request.reply.send(outcome);
@@ -104,7 +108,7 @@ fn commit_batch(shared: &Shared, batch: Vec<WriteRequest>, settings: WriterSetti
     }
 }
 
-type BatchResult = (Vec<Outcome>, Vec<WatchEvent>, Revision, Revision);
+type BatchResult = (Vec<Outcome>, Option<Live>, Revision, Revision);
 
 fn write_batch(
     shared: &Shared,
@@ -116,10 +120,13 @@ fn write_batch(
     let mut events = Vec::new();
     let mut latest = shared.latest.load(Ordering::SeqCst);
     let mut oldest = shared.oldest.load(Ordering::SeqCst);
+    let mut bytes = 0;
     {
         let mut objects = txn.open_table(OBJECTS).map_err(backend)?;
         let mut log = txn.open_table(LOG).map_err(backend)?;
+        let mut log_kinds = txn.open_table(LOG_KINDS).map_err(backend)?;
         let mut counters = txn.open_table(COUNTERS).map_err(backend)?;
+        let mut labels = txn.open_table(LABELS).map_err(backend)?;
         for request in batch {
             let planned = match plan_op(&objects, &request.op) {
                 Ok(planned) => planned,
@@ -147,13 +154,19 @@ fn write_batch(
                     event_record(change.event_type, latest, &record)?.as_slice(),
                 )
                 .map_err(backend)?;
+                log_kinds
+                    .insert(latest, object.kind.as_str())
+                    .map_err(backend)?;
+                bytes += record.len();
                 let event = WatchEvent {
                     event_type: change.event_type,
                     revision: latest,
                     object: Some(object.clone()),
                 };
                 let key = object.key();
-                let object = if change.event_type == EventType::Deleted {
+                let stays = change.event_type != EventType::Deleted;
+                super::labels::update(&mut labels, current.as_ref(), stays.then_some(&object))?;
+                let object = if !stays {
                     objects.remove(key.as_str()).map_err(backend)?;
                     None
                 } else {
@@ -175,12 +188,20 @@ fn write_batch(
             let new_oldest = latest - settings.retention;
             log.retain_in(..=new_oldest, |_, _| false)
                 .map_err(backend)?;
+            log_kinds
+                .retain_in(..=new_oldest, |_, _| false)
+                .map_err(backend)?;
             counters.insert(OLDEST, new_oldest).map_err(backend)?;
             oldest = new_oldest;
         }
     }
     txn.commit().map_err(backend)?;
-    Ok((outcomes, events, latest, oldest))
+    let live = match events.last() {
+        None => None,
+        Some(_) if bytes <= LIVE_BATCH_BYTES => Some(Live::Batch(events)),
+        Some(last) => Some(Live::Skipped { to: last.revision }),
+    };
+    Ok((outcomes, live, latest, oldest))
 }
 
 /// The log entry of a change, as `encode(&WatchEvent)` would write it, around the object's
