@@ -27,7 +27,8 @@
 //!
 //! - [`Runtime::new`] makes the one [`wasmtime::Engine`] and its epoch ticker thread.
 //! - [`Runtime::watch_dir`] loads every `<name>.wasm` of a folder as a component of one
-//!   [`World`], then follows the folder (debounced [`watch::DEBOUNCE`]). A new or changed
+//!   [`World`], then follows the folder (debounced: [`watch::SETTLE`] after a file is
+//!   closed from writing or renamed in, [`watch::DEBOUNCE`] otherwise). A new or changed
 //!   file is compiled off the async threads (through the cache in `<data>/cache/`), its
 //!   world checked, linked, `describe()`d and then swapped in atomically; a failure at any
 //!   step leaves the previous version serving and sets [`ComponentInfo::error`]. A removed
@@ -67,8 +68,9 @@
 //!   at the price of reserving every slot's memory up front and one memory size and
 //!   core-instance count for all components, which fits neither per-component caps nor
 //!   12-18 MB componentize-py components. Hence on-demand + `InstancePre` + warm reuse.
-//! - Hot reload (file written to new version serving, cached code) takes a median of
-//!   105 ms, almost all of it the [`watch::DEBOUNCE`] quiet time.
+//! - Hot reload (file written to new version serving, cached code) took a median of
+//!   105 ms while every event waited for the [`watch::DEBOUNCE`] quiet time; a completed
+//!   write now waits [`watch::SETTLE`] (figures in docs/performance.md).
 //! - Guest stdout, stderr and `log` calls go to `tracing` (target `guest`) with a
 //!   `component` field.
 

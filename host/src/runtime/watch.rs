@@ -1,5 +1,6 @@
 //! Watching the components folder and the config file with `notify`, debounced: a burst
-//! of events on a file becomes one load once the file has been quiet for [`DEBOUNCE`].
+//! of events on a file becomes one load once the file has been quiet for [`DEBOUNCE`], or
+//! for [`SETTLE`] once it was closed after writing or renamed into place.
 
 use super::load::component_name;
 use super::{Inner, RuntimeError, RuntimeSettings, World};
@@ -12,11 +13,14 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 /// Quiet time after the last event on a file before it is loaded.
 pub const DEBOUNCE: Duration = Duration::from_millis(100);
+/// Quiet time after a file was closed from writing or renamed into the folder: it is
+/// complete, so only a moment is left for other files written together with it.
+pub const SETTLE: Duration = Duration::from_millis(5);
 /// Longest a steady stream of events can delay a load.
 const MAX_DELAY: Duration = Duration::from_secs(1);
 
 /// Starts a notify watcher on `dir` whose events arrive on the returned receiver.
-fn watch(dir: &Path) -> Result<(RecommendedWatcher, UnboundedReceiver<PathBuf>), RuntimeError> {
+fn watch(dir: &Path) -> Result<(RecommendedWatcher, UnboundedReceiver<Touch>), RuntimeError> {
     let (tx, rx) = unbounded_channel();
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
@@ -24,8 +28,9 @@ fn watch(dir: &Path) -> Result<(RecommendedWatcher, UnboundedReceiver<PathBuf>),
             // would reload every component forever. Only a close after writing counts.
             Ok(event) if is_read_only(&event.kind) => {}
             Ok(event) => {
+                let complete = is_complete(&event.kind);
                 for path in event.paths {
-                    let _ = tx.send(path);
+                    let _ = tx.send(Touch { path, complete });
                 }
             }
             Err(e) => tracing::warn!("watch error: {e}"),
@@ -49,15 +54,33 @@ fn is_read_only(kind: &notify::EventKind) -> bool {
         if *access != AccessKind::Close(AccessMode::Write))
 }
 
+/// A file an event was about, and whether the event says the file is complete.
+struct Touch {
+    path: PathBuf,
+    complete: bool,
+}
+
+/// Closed after writing, or renamed into the folder (what an atomic install does).
+fn is_complete(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
+    matches!(
+        kind,
+        notify::EventKind::Access(AccessKind::Close(AccessMode::Write))
+            | notify::EventKind::Modify(ModifyKind::Name(RenameMode::To))
+    )
+}
+
 /// Waits for the next burst of events and returns the paths it touched.
-async fn next_burst(rx: &mut UnboundedReceiver<PathBuf>) -> Option<BTreeSet<PathBuf>> {
+async fn next_burst(rx: &mut UnboundedReceiver<Touch>) -> Option<BTreeSet<PathBuf>> {
     let first = rx.recv().await?;
     let started = Instant::now();
-    let mut paths = BTreeSet::from([first]);
+    let mut quiet = if first.complete { SETTLE } else { DEBOUNCE };
+    let mut paths = BTreeSet::from([first.path]);
     while started.elapsed() < MAX_DELAY {
-        match tokio::time::timeout(DEBOUNCE, rx.recv()).await {
-            Ok(Some(path)) => {
-                paths.insert(path);
+        match tokio::time::timeout(quiet, rx.recv()).await {
+            Ok(Some(touch)) => {
+                quiet = if touch.complete { SETTLE } else { DEBOUNCE };
+                paths.insert(touch.path);
             }
             Ok(None) | Err(_) => break,
         }
