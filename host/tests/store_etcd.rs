@@ -291,3 +291,60 @@ async fn a_fenced_write_lands_only_while_its_lease_lives() {
         .await
         .expect("the new guard writes");
 }
+
+/// Each store plans from what it wrote last; a write by another process in between must be
+/// seen, never overwritten or mistaken.
+#[tokio::test]
+async fn two_processes_writing_one_object_in_turn_see_each_others_writes() {
+    let etcd = Etcd::start();
+    let (a, b) = (connect(&etcd).await, connect(&etcd).await);
+    let first = a
+        .apply(vec![request("Item", "x", json!({"v": 1}))])
+        .await
+        .expect("a creates");
+    let second = b
+        .apply(vec![request("Item", "x", json!({"v": 2}))])
+        .await
+        .expect("b updates");
+    assert_eq!(second[0].object.meta.generation, 2);
+    // `a` last wrote generation 1: its guess is stale.
+    let third = a
+        .apply(vec![request("Item", "x", json!({"v": 3}))])
+        .await
+        .expect("a updates again");
+    assert_eq!(third[0].object.meta.generation, 3);
+    assert_eq!(third[0].object.meta.uid, first[0].object.meta.uid);
+    let stale = reactor_host::object::ApplyRequest {
+        expected_revision: Some(second[0].object.meta.revision),
+        ..request("Item", "x", json!({"v": 4}))
+    };
+    let refused = b.apply(vec![stale]).await.map(|_| ());
+    assert!(
+        matches!(
+            refused.as_ref().map_err(StoreError::root),
+            Err(StoreError::Conflict { .. })
+        ),
+        "{refused:?}"
+    );
+    b.set_status("Item", "x", json!({"seen": 3}), None)
+        .await
+        .expect("b sets the status");
+    // `a` still guesses its own last write: the status `b` set must survive.
+    let fourth = a
+        .apply(vec![request("Item", "x", json!({"v": 5}))])
+        .await
+        .expect("a updates");
+    assert_eq!(fourth[0].object.status, json!({"seen": 3}));
+    b.delete("Item", "x", None).await.expect("b deletes");
+    let created = a
+        .apply(vec![request("Item", "x", json!({"v": 6}))])
+        .await
+        .expect("a creates it anew");
+    assert_eq!(
+        created[0].outcome,
+        reactor_host::store::ApplyOutcome::Created
+    );
+    assert_ne!(created[0].object.meta.uid, first[0].object.meta.uid);
+    let stored = b.get("Item", "x").await.expect("get").expect("there");
+    assert_eq!((stored.spec, stored.meta.generation), (json!({"v": 6}), 1));
+}

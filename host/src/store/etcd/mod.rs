@@ -37,9 +37,10 @@ use error::{is_compacted, revision};
 use etcd_client::{Client, ConnectOptions, GetOptions, WatchOptions};
 use serde_json::Value;
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 use watch::WatchSettings;
-use write::{Written, write};
+use write::{Recent, Written, write};
 
 /// The rule deciding one object's change from its current state.
 type PlanOne<'a> =
@@ -75,6 +76,8 @@ pub struct EtcdStore {
     /// The guard added to every write, on the handle a fenced replica writes through; a
     /// current `None` (no live lease) refuses every write.
     fence: Option<tokio::sync::watch::Receiver<Option<Guard>>>,
+    /// What this process wrote last, shared by every handle: writes plan from it.
+    recent: Arc<Recent>,
 }
 
 impl std::fmt::Debug for EtcdStore {
@@ -105,6 +108,7 @@ impl EtcdStore {
             keys: Keys::new(&url.prefix),
             options,
             fence: None,
+            recent: Arc::default(),
         };
         tokio::time::timeout(store.options.connect_timeout, store.current_revision())
             .await
@@ -168,9 +172,13 @@ impl EtcdStore {
         plan: &PlanOne<'_>,
     ) -> Result<Option<Object>, StoreError> {
         let targets = [self.object_key(kind, name)];
-        let mut written = write(&self.client, &targets, &self.guards()?, &|current| {
-            Ok(vec![plan(current.first().and_then(Option::as_ref))?])
-        })
+        let mut written = write(
+            &self.client,
+            &self.recent,
+            &targets,
+            &self.guards()?,
+            &|current| Ok(vec![plan(current.first().and_then(Option::as_ref))?]),
+        )
         .await?;
         written
             .pop()
@@ -259,17 +267,23 @@ impl Store for EtcdStore {
             .iter()
             .map(|r| self.object_key(&r.kind, &r.name))
             .collect();
-        let written = write(&self.client, &targets, &self.guards()?, &|current| {
-            requests
-                .iter()
-                .zip(current)
-                .enumerate()
-                .map(|(i, (request, current))| {
-                    plan_apply(current.as_ref(), request)
-                        .map_err(|e| StoreError::in_document(i + 1, e))
-                })
-                .collect()
-        })
+        let written = write(
+            &self.client,
+            &self.recent,
+            &targets,
+            &self.guards()?,
+            &|current| {
+                requests
+                    .iter()
+                    .zip(current)
+                    .enumerate()
+                    .map(|(i, (request, current))| {
+                        plan_apply(current.as_ref(), request)
+                            .map_err(|e| StoreError::in_document(i + 1, e))
+                    })
+                    .collect()
+            },
+        )
         .await?;
         written.into_iter().map(applied).collect()
     }

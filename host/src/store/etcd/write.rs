@@ -1,16 +1,66 @@
-//! Writes: read every touched object in one snapshot, decide with the shared rules in
-//! `store::plan`, and commit in one transaction that compares the `mod_revision` of every key
-//! read, so the decision still holds when it lands. If another writer got in between, the
-//! transaction changes nothing and the write is decided again from the new state.
+//! Writes: decide with the shared rules in `store::plan` from the touched objects' states,
+//! and commit in one transaction that compares the `mod_revision` of every key, so the
+//! decision still holds when it lands. The states are those this process last wrote, if it
+//! wrote every key (one round trip), else one snapshot read. If another writer got in
+//! between, the transaction changes nothing, its other branch reads the current states, and
+//! the write is decided again from them.
 
 use super::error::{EtcdError, revision};
 use super::keys::{decode, encode};
 use crate::object::Object;
 use crate::store::{Change, EventType, StoreError};
 use etcd_client::{Client, Compare, CompareOp, Txn, TxnOp, TxnOpResponse};
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 /// How often a write is decided again after losing a race before it gives up.
 const MAX_ATTEMPTS: usize = 64;
+/// Keys whose last written state [`Recent`] keeps; past that it starts over.
+const RECENT_KEYS: usize = 4096;
+
+/// States as of one revision: the object at each key (`None`: absent) and its `mod_revision`
+/// (0: absent).
+type States = (Vec<Option<Object>>, Vec<i64>);
+
+/// What this process last wrote at each key: a guess of the current state that the write's
+/// own compare checks, so a wrong guess costs a round trip and never a wrong write.
+#[derive(Debug, Default)]
+pub struct Recent {
+    states: Mutex<HashMap<String, (Option<Object>, i64)>>,
+}
+
+impl Recent {
+    fn states(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Option<Object>, i64)>> {
+        self.states.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The last written states of `targets`, if this process wrote every one.
+    fn guess(&self, targets: &[String]) -> Option<States> {
+        let states = self.states();
+        let mut guess: States = (Vec::new(), Vec::new());
+        for key in targets {
+            let (object, revision) = states.get(key)?;
+            guess.0.push(object.clone());
+            guess.1.push(*revision);
+        }
+        Some(guess)
+    }
+
+    fn remember(&self, key: &str, object: Option<Object>, revision: i64) {
+        let mut states = self.states();
+        if states.len() >= RECENT_KEYS && !states.contains_key(key) {
+            states.clear();
+        }
+        states.insert(key.to_owned(), (object, revision));
+    }
+
+    fn forget(&self, targets: &[String]) {
+        let mut states = self.states();
+        for key in targets {
+            states.remove(key);
+        }
+    }
+}
 
 /// A key that must still exist with this `create_revision` for a write to land: how a replica's
 /// writes are fenced by the ownership it holds through its lease.
@@ -32,16 +82,27 @@ pub struct Written {
 pub type PlanAll<'a> =
     dyn Fn(&[Option<Object>]) -> Result<Vec<Option<Change>>, StoreError> + Send + Sync + 'a;
 
-/// Reads `targets` (etcd keys), plans, and commits all or nothing.
+/// Plans the writes to `targets` (etcd keys) and commits them all or nothing.
 pub async fn write(
     client: &Client,
+    recent: &Recent,
     targets: &[String],
     guards: &[Guard],
     plan: &PlanAll<'_>,
 ) -> Result<Vec<Written>, StoreError> {
+    let mut known = recent.guess(targets);
     for _ in 0..MAX_ATTEMPTS {
-        let (current, read_at) = snapshot(client, targets).await?;
-        let changes = plan(&current)?;
+        // A guess is checked by the transaction's compares; anything decided without
+        // writing (an error, nothing to change) needs the real states first.
+        let (guessed, (current, read_at)) = match known.take() {
+            Some(states) => (true, states),
+            None => (false, snapshot(client, targets).await?),
+        };
+        let changes = match plan(&current) {
+            Ok(changes) if !(guessed && changes.iter().all(Option::is_none)) => changes,
+            Err(e) if !guessed => return Err(e),
+            _ => continue,
+        };
         if changes.iter().all(Option::is_none) {
             // Nothing to write; but a fenced writer must still own what it acts for.
             check_guards(client, guards).await?;
@@ -71,16 +132,25 @@ pub async fn write(
                 None => {}
             }
         }
-        let otherwise: Vec<TxnOp> = guards
+        // If a compare fails: the current states, then the guards, in one go.
+        let otherwise: Vec<TxnOp> = targets
             .iter()
-            .map(|g| TxnOp::get(g.key.as_str(), None))
+            .map(|key| TxnOp::get(key.as_str(), None))
+            .chain(guards.iter().map(|g| TxnOp::get(g.key.as_str(), None)))
             .collect();
         let txn = Txn::new().when(compares).and_then(ops).or_else(otherwise);
-        let response = client.clone().txn(txn).await.map_err(EtcdError::from)?;
+        let response = match client.clone().txn(txn).await {
+            Ok(response) => response,
+            Err(e) => {
+                // Whether it landed is unknown: guess nothing next time.
+                recent.forget(targets);
+                return Err(EtcdError::from(e).into());
+            }
+        };
         if response.succeeded() {
             let header = response.header().ok_or(EtcdError::NoHeader)?;
             let committed = revision(header.revision())?;
-            return Ok(current
+            let written: Vec<Written> = current
                 .into_iter()
                 .zip(changes)
                 .map(|(object, change)| match change {
@@ -100,11 +170,24 @@ pub async fn write(
                         }
                     }
                 })
-                .collect());
+                .collect();
+            for ((key, state), before) in targets.iter().zip(&written).zip(&read_at) {
+                let revision = match (&state.object, state.change) {
+                    (None, _) => 0,
+                    (Some(_), None) => *before,
+                    (Some(_), Some(_)) => header.revision(),
+                };
+                recent.remember(key, state.object.clone(), revision);
+            }
+            return Ok(written);
         }
-        guards_hold(guards, &response.op_responses())?;
+        let answers = response.op_responses();
+        let (reads, guard_reads) = answers.split_at(targets.len().min(answers.len()));
+        guards_hold(guards, guard_reads)?;
+        known = Some(read_states(reads, targets.len())?);
         metrics::counter!("store_etcd_write_retries_total").increment(1);
     }
+    recent.forget(targets);
     Err(EtcdError::Contention {
         key: targets.first().cloned().unwrap_or_default(),
         attempts: MAX_ATTEMPTS,
@@ -114,10 +197,7 @@ pub async fn write(
 
 /// The current objects at `targets` and their `mod_revision`s (0: absent), all as of one
 /// revision.
-async fn snapshot(
-    client: &Client,
-    targets: &[String],
-) -> Result<(Vec<Option<Object>>, Vec<i64>), StoreError> {
+async fn snapshot(client: &Client, targets: &[String]) -> Result<States, StoreError> {
     let reads: Vec<TxnOp> = targets
         .iter()
         .map(|key| TxnOp::get(key.as_str(), None))
@@ -127,9 +207,14 @@ async fn snapshot(
         .txn(Txn::new().and_then(reads))
         .await
         .map_err(EtcdError::from)?;
-    let mut objects = Vec::with_capacity(targets.len());
-    let mut revisions = Vec::with_capacity(targets.len());
-    for answer in response.op_responses() {
+    read_states(&response.op_responses(), targets.len())
+}
+
+/// The states answered by `expected` reads of one transaction.
+fn read_states(answers: &[TxnOpResponse], expected: usize) -> Result<States, StoreError> {
+    let mut objects = Vec::with_capacity(expected);
+    let mut revisions = Vec::with_capacity(expected);
+    for answer in answers {
         let TxnOpResponse::Get(get) = answer else {
             return Err(EtcdError::Unexpected("a read answered as a write".into()).into());
         };
@@ -144,7 +229,7 @@ async fn snapshot(
             }
         }
     }
-    if objects.len() != targets.len() {
+    if objects.len() != expected {
         return Err(EtcdError::Unexpected("fewer reads answered than asked".into()).into());
     }
     Ok((objects, revisions))
