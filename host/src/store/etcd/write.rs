@@ -1,9 +1,11 @@
 //! Writes: decide with the shared rules in `store::plan` from the touched objects' states,
 //! and commit in one transaction that compares the `mod_revision` of every key, so the
-//! decision still holds when it lands. The states are those this process last wrote, if it
-//! wrote every key (one round trip), else one snapshot read. If another writer got in
-//! between, the transaction changes nothing, its other branch reads the current states, and
-//! the write is decided again from them.
+//! decision still holds when it lands. The states planned from are first a guess (what this
+//! process last wrote at each key, else absent), so a create or an update of the process's own
+//! last write takes one round trip. If the guess was wrong or another writer got in between,
+//! the transaction changes nothing, its other branch reads the current states, and the write
+//! is decided again from them; a guess that plans an error or no change is checked with a
+//! snapshot read first.
 
 use super::error::{EtcdError, revision};
 use super::keys::{decode, encode};
@@ -34,16 +36,15 @@ impl Recent {
         self.states.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The last written states of `targets`, if this process wrote every one.
-    fn guess(&self, targets: &[String]) -> Option<States> {
+    /// The states of `targets` as this process last wrote them, absent where it wrote
+    /// nothing: a create then lands in one round trip, and a wrong guess costs what a read
+    /// would have.
+    fn guess(&self, targets: &[String]) -> States {
         let states = self.states();
-        let mut guess: States = (Vec::new(), Vec::new());
-        for key in targets {
-            let (object, revision) = states.get(key)?;
-            guess.0.push(object.clone());
-            guess.1.push(*revision);
-        }
-        Some(guess)
+        targets
+            .iter()
+            .map(|key| states.get(key).cloned().unwrap_or((None, 0)))
+            .unzip()
     }
 
     fn remember(&self, key: &str, object: Option<Object>, revision: i64) {
@@ -90,7 +91,7 @@ pub async fn write(
     guards: &[Guard],
     plan: &PlanAll<'_>,
 ) -> Result<Vec<Written>, StoreError> {
-    let mut known = recent.guess(targets);
+    let mut known = Some(recent.guess(targets));
     for _ in 0..MAX_ATTEMPTS {
         // A guess is checked by the transaction's compares; anything decided without
         // writing (an error, nothing to change) needs the real states first.
