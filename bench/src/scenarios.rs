@@ -122,7 +122,7 @@ async fn store_rows(sizes: &Sizes) -> anyhow::Result<Rows> {
         o.writes
     );
     let backend_how = format!(
-        "the same {} writes and watcher through our `EtcdStore` (what `serve --store etcd://…` opens; unfenced, as the API writes) on the same etcd, each write a get of the object, the plan of every backend and a compare-and-put transaction; against raw etcd-client `put`s of the same document",
+        "the same {} writes and watcher through our `EtcdStore` (what `serve --store etcd://…` opens; unfenced, as the API writes) on the same etcd, each write planned from what this process last wrote there (else absent) and committed in one compare-and-put transaction whose other branch reads the keys if the guess was stale; against raw etcd-client `put`s of the same document",
         b.writes
     );
     let rows = vec![
