@@ -191,16 +191,9 @@ async fn feeds_fan_out(items: usize, agents: usize) -> anyhow::Result<(Duration,
         client.apply(chunk.to_vec()).await?;
         peak.fetch_max(server.rss().unwrap_or(0), Ordering::Relaxed);
     }
-    wait_until("feed clients hold every item", || {
-        peak.fetch_max(server.rss().unwrap_or(0), Ordering::Relaxed);
-        counts.iter().all(|c| c.load(Ordering::Relaxed) >= items)
-    })
-    .await?;
-    let elapsed = started.elapsed();
-    for feed in feeds {
-        feed.abort();
-    }
-    Ok((elapsed, peak.load(Ordering::Relaxed)))
+    let rss = || server.rss().unwrap_or(0);
+    let what = "feed clients hold every item";
+    all_received(what, &counts, items, rss, &peak, started, feeds).await
 }
 
 /// The items of both runs: one owner, every agent labelled `role=fan`.
@@ -254,14 +247,30 @@ async fn etcd_fan_out(items: usize, agents: usize) -> anyhow::Result<(Duration, 
         writer.txn(Txn::new().and_then(ops)).await?;
         peak.fetch_max(etcd.rss().unwrap_or(0), Ordering::Relaxed);
     }
-    wait_until("etcd watchers hold every key", || {
-        peak.fetch_max(etcd.rss().unwrap_or(0), Ordering::Relaxed);
+    let rss = || etcd.rss().unwrap_or(0);
+    let what = "etcd watchers hold every key";
+    all_received(what, &counts, items, rss, &peak, started, watchers).await
+}
+
+/// Waits until every receiver has counted `items`, keeping the peak of `rss` meanwhile, then
+/// stops the receivers: the time since `started` and the peak.
+async fn all_received(
+    what: &str,
+    counts: &[Arc<AtomicUsize>],
+    items: usize,
+    rss: impl Fn() -> u64,
+    peak: &AtomicU64,
+    started: Instant,
+    receivers: Vec<tokio::task::JoinHandle<()>>,
+) -> anyhow::Result<(Duration, u64)> {
+    wait_until(what, || {
+        peak.fetch_max(rss(), Ordering::Relaxed);
         counts.iter().all(|c| c.load(Ordering::Relaxed) >= items)
     })
     .await?;
     let elapsed = started.elapsed();
-    for watcher in watchers {
-        watcher.abort();
+    for receiver in receivers {
+        receiver.abort();
     }
     Ok((elapsed, peak.load(Ordering::Relaxed)))
 }
