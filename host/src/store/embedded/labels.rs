@@ -26,8 +26,8 @@ fn range(kind: &str, label: &str, value: &str) -> (String, String) {
     )
 }
 
-/// Keeps the index in step with one object's change: `before` is what was stored,
-/// `after` what is stored now (`None`: nothing).
+/// Keeps the index in step with one object's change: `before` is what was stored under
+/// its key, `after` what is stored there now (`None`: nothing). Labels on both sides stay.
 pub fn update(
     index: &mut Table<&str, ()>,
     before: Option<&Object>,
@@ -36,24 +36,14 @@ pub fn update(
     let empty = BTreeMap::new();
     let old = before.map_or(&empty, |o| &o.labels);
     let new = after.map_or(&empty, |o| &o.labels);
-    let same_name = match (before, after) {
-        (Some(b), Some(a)) => b.name == a.name && b.kind == a.kind,
-        _ => false,
-    };
     if let Some(object) = before {
-        for (label, value) in old {
-            if same_name && new.get(label) == Some(value) {
-                continue;
-            }
+        for (label, value) in old.iter().filter(|(l, v)| new.get(*l) != Some(*v)) {
             let key = entry(&object.kind, label, value, &object.name);
             index.remove(key.as_str()).map_err(backend)?;
         }
     }
     if let Some(object) = after {
-        for (label, value) in new {
-            if same_name && old.get(label) == Some(value) {
-                continue;
-            }
+        for (label, value) in new.iter().filter(|(l, v)| old.get(*l) != Some(*v)) {
             let key = entry(&object.kind, label, value, &object.name);
             index.insert(key.as_str(), ()).map_err(backend)?;
         }

@@ -199,16 +199,22 @@ pub async fn write(
 /// The current objects at `targets` and their `mod_revision`s (0: absent), all as of one
 /// revision.
 async fn snapshot(client: &Client, targets: &[String]) -> Result<States, StoreError> {
-    let reads: Vec<TxnOp> = targets
-        .iter()
-        .map(|key| TxnOp::get(key.as_str(), None))
-        .collect();
+    let answers = read(client, targets.iter().map(String::as_str)).await?;
+    read_states(&answers, targets.len())
+}
+
+/// The answers of one read-only transaction getting `keys`.
+async fn read(
+    client: &Client,
+    keys: impl Iterator<Item = &str>,
+) -> Result<Vec<TxnOpResponse>, StoreError> {
+    let reads: Vec<TxnOp> = keys.map(|key| TxnOp::get(key, None)).collect();
     let response = client
         .clone()
         .txn(Txn::new().and_then(reads))
         .await
         .map_err(EtcdError::from)?;
-    read_states(&response.op_responses(), targets.len())
+    Ok(response.op_responses())
 }
 
 /// The states answered by `expected` reads of one transaction.
@@ -261,14 +267,6 @@ async fn check_guards(client: &Client, guards: &[Guard]) -> Result<(), StoreErro
     if guards.is_empty() {
         return Ok(());
     }
-    let reads: Vec<TxnOp> = guards
-        .iter()
-        .map(|g| TxnOp::get(g.key.as_str(), None))
-        .collect();
-    let response = client
-        .clone()
-        .txn(Txn::new().and_then(reads))
-        .await
-        .map_err(EtcdError::from)?;
-    guards_hold(guards, &response.op_responses())
+    let answers = read(client, guards.iter().map(|g| g.key.as_str())).await?;
+    guards_hold(guards, &answers)
 }
