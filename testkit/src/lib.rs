@@ -1,0 +1,1 @@
+//! Fixtures shared by reactor-host's integration tests and its benchmarks (never shipped).
