@@ -69,7 +69,7 @@ pub async fn run(
         }
         Side::Wasm => {
             let mut config = RuntimeConfig::new(data);
-            config.host = Arc::new(EngineHost::new(engine.shared().clone()));
+            config.host = Arc::new(EngineHost::new(engine.context().clone()));
             if let Some(workers) = workers {
                 config.settings.defaults.concurrency = workers;
             }

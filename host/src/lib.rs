@@ -9,3 +9,6 @@ pub mod nimbus;
 pub mod object;
 pub mod runtime;
 pub mod store;
+
+#[cfg(test)]
+mod layering;

@@ -6,8 +6,8 @@
 use async_trait::async_trait;
 use futures::StreamExt;
 use reactor_host::controller::{
-    Action, Backoff, Controller, ControllerOptions, Failure, ObjectLocks, Reaction, Reactor,
-    ReactorInfo, Reflectors, Shared, finalizer_of, status,
+    Action, Backoff, ControllerOptions, EngineContext, Failure, ObjectLocks, Reaction, Reactor,
+    ReactorInfo, Reconciler, Reflectors, finalizer_of, status,
 };
 use reactor_host::object::{ApplyRequest, Object, Revision, Selector};
 use reactor_host::store::{
@@ -121,18 +121,14 @@ fn ok() -> Script {
 struct World {
     _dir: tempfile::TempDir,
     store: Arc<dyn Store>,
-    shared: Shared,
+    shared: EngineContext,
 }
 
 fn world() -> World {
     let dir = tempfile::tempdir().expect("tempdir");
     let store: Arc<dyn Store> =
         Arc::new(EmbeddedStore::open(dir.path(), EmbeddedStoreOptions::default()).expect("open"));
-    let shared = Shared {
-        store: store.clone(),
-        reflectors: Arc::new(Reflectors::new(store.clone())),
-        locks: ObjectLocks::default(),
-    };
+    let shared = EngineContext::new(store.clone(), ObjectLocks::default());
     World {
         _dir: dir,
         store,
@@ -181,7 +177,7 @@ async fn no_two_callbacks_on_one_object_under_concurrency_8() {
     let w = world();
     let mut recorder = Recorder::new(false, ok());
     Arc::get_mut(&mut recorder).expect("unique").work = Duration::from_millis(2);
-    let _controller = Controller::start(recorder.clone(), w.shared.clone(), options(8));
+    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(8));
     for round in 0..20 {
         let batch: Vec<_> = (0..4)
             .map(|i| thing(&format!("t{i}"), json!({"round": round})))
@@ -239,7 +235,7 @@ async fn no_two_callbacks_on_one_object_under_concurrency_8() {
 async fn rapid_create_update_delete_never_deletes_before_create() {
     let w = world();
     let recorder = Recorder::new(true, ok());
-    let _controller = Controller::start(recorder.clone(), w.shared.clone(), options(4));
+    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(4));
     for i in 0..20 {
         let name = format!("r{i}");
         w.store
@@ -314,7 +310,7 @@ async fn a_failing_reactor_is_retried_with_growing_delays_until_it_succeeds() {
     );
     let mut opts = options(2);
     opts.backoff.base = Duration::from_millis(50);
-    let _controller = Controller::start(recorder.clone(), w.shared.clone(), opts);
+    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), opts);
     w.store
         .apply(vec![thing("flaky", json!(1))])
         .await
@@ -365,7 +361,7 @@ async fn a_permanent_error_stops_retries_and_shows_in_status() {
         false,
         Box::new(|_, _| Err(Failure::Permanent("bad spec".into()))),
     );
-    let _controller = Controller::start(recorder.clone(), w.shared.clone(), options(2));
+    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(2));
     w.store
         .apply(vec![thing("broken", json!(1))])
         .await
@@ -401,7 +397,7 @@ async fn requeue_after_runs_the_object_again() {
             })
         }),
     );
-    let _controller = Controller::start(recorder.clone(), w.shared.clone(), options(2));
+    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(2));
     w.store
         .apply(vec![thing("poll", json!(1))])
         .await
@@ -425,7 +421,7 @@ async fn resync_re_runs_every_object_at_its_period() {
     let w = world();
     let mut recorder = Recorder::new(false, ok());
     Arc::get_mut(&mut recorder).expect("unique").info.resync = Some(Duration::from_secs(60));
-    let _controller = Controller::start(recorder.clone(), w.shared.clone(), options(2));
+    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(2));
     w.store
         .apply(vec![thing("a", json!(1)), thing("b", json!(1))])
         .await
@@ -446,7 +442,7 @@ async fn resync_re_runs_every_object_at_its_period() {
 async fn a_delete_made_while_no_controller_runs_is_delivered_after_restart() {
     let w = world();
     let recorder = Recorder::new(true, ok());
-    let controller = Controller::start(recorder.clone(), w.shared.clone(), options(2));
+    let controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(2));
     w.store
         .apply(vec![thing("keep", json!(1))])
         .await
@@ -476,11 +472,11 @@ async fn a_delete_made_while_no_controller_runs_is_delivered_after_restart() {
 
     // A new controller with nothing in memory, as after kill -9.
     let fresh = Recorder::new(true, ok());
-    let shared = Shared {
+    let shared = EngineContext {
         reflectors: Arc::new(Reflectors::new(w.store.clone())),
         ..w.shared.clone()
     };
-    let _controller = Controller::start(fresh.clone(), shared, options(2));
+    let _controller = Reconciler::start(fresh.clone(), shared, options(2));
     let deadline = Instant::now() + Duration::from_secs(10);
     while store.get("Thing", "keep").await.expect("get").is_some() {
         assert!(Instant::now() < deadline, "the object was never released");
@@ -599,7 +595,7 @@ async fn a_handled_delete_is_not_handled_again_while_the_cache_still_shows_the_o
         inner: w.store.clone(),
         lag,
     });
-    let shared = Shared {
+    let shared = EngineContext {
         reflectors: Arc::new(Reflectors::new(lagging)),
         ..w.shared.clone()
     };
@@ -607,7 +603,7 @@ async fn a_handled_delete_is_not_handled_again_while_the_cache_still_shows_the_o
     // the cache still shows it deleting after our own finalizer removal released it.
     let mut recorder = Recorder::new(true, ok());
     Arc::get_mut(&mut recorder).expect("unique").info.resync = Some(Duration::from_millis(20));
-    let _controller = Controller::start(recorder.clone(), shared, options(2));
+    let _controller = Reconciler::start(recorder.clone(), shared, options(2));
     w.store
         .apply(vec![thing("keep", json!(1))])
         .await

@@ -2,10 +2,10 @@
 
 use crate::api::server::ComponentsApi;
 use crate::api::{Server, ServerConfig, token};
-use crate::controller::campaign::Replica;
-use crate::controller::ownership::Shards;
 use crate::controller::{ControllerOptions, Engine, EngineHost, ObjectLocks};
 use crate::runtime::{Runtime, RuntimeConfig, World};
+use crate::store::Shards;
+use crate::store::etcd::Replica;
 use crate::store::etcd::share_token;
 use crate::store::{
     EmbeddedStore, EmbeddedStoreOptions, EtcdStore, EtcdStoreOptions, EtcdUrl, Store,
@@ -78,7 +78,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let engine = Engine::with_locks(engine_store, ControllerOptions::default(), locks);
     let mut runtime_config = RuntimeConfig::new(&args.data);
-    runtime_config.host = Arc::new(EngineHost::new(engine.shared().clone()));
+    runtime_config.host = Arc::new(EngineHost::new(engine.context().clone()));
     let runtime = Runtime::new(runtime_config)?;
     if let Some(path) = &args.config {
         runtime.watch_config(path).await?;

@@ -2,8 +2,9 @@
 //! coalesced per owner and agent, handed to the owning reactor's `on-agent-status` under the
 //! owner's lock, and rolled up into the owner's `status.propagation`.
 
-use super::dispatch::Shared;
+use super::context::EngineContext;
 use super::reactor::{Failure, Reactor};
+use super::status::PROPAGATION;
 use super::{QueueOptions, WorkQueue};
 use crate::nimbus::{self, AGENT_KIND, AgentReport, ITEM_KIND, Item, REPORT_KIND};
 use crate::object::{Object, ObjectKey, Selector};
@@ -11,9 +12,6 @@ use crate::store::update_status;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// The key under `status` where the host rolls up propagation.
-pub const PROPAGATION: &str = "propagation";
 
 /// The reports waiting for one reactor, and the queue of owners that have some.
 pub struct ReportRelay {
@@ -54,21 +52,21 @@ impl ReportRelay {
     }
 
     /// Works the queue until it shuts down; `reactor` gives the version serving now.
-    pub async fn work(&self, shared: &Shared, reactor: impl Fn() -> Arc<dyn Reactor>) {
+    pub async fn work(&self, context: &EngineContext, reactor: impl Fn() -> Arc<dyn Reactor>) {
         while let Some(owner) = self.queue.next().await {
-            self.deliver(shared, &owner, reactor()).await;
+            self.deliver(context, &owner, reactor()).await;
             self.queue.done(&owner);
         }
     }
 
-    async fn deliver(&self, shared: &Shared, owner: &ObjectKey, reactor: Arc<dyn Reactor>) {
-        if !shared.locks.owns(owner) {
+    async fn deliver(&self, context: &EngineContext, owner: &ObjectKey, reactor: Arc<dyn Reactor>) {
+        if !context.locks.owns(owner) {
             // Another replica owns the object; its own router hands it these reports.
             self.pending().remove(owner);
             self.queue.forget(owner);
             return;
         }
-        let Some(_guard) = shared.locks.try_lock(owner) else {
+        let Some(_guard) = context.locks.try_lock(owner) else {
             self.queue.add_after(owner.clone(), self.lock_retry);
             return;
         };
@@ -76,7 +74,7 @@ impl ReportRelay {
         let mut reports = batch.into_values();
         while let Some(report) = reports.next() {
             // Fresh each time: the previous call may have changed the status.
-            let current = match shared.store.get(owner.kind(), owner.name()).await {
+            let current = match context.store.get(owner.kind(), owner.name()).await {
                 Ok(Some(object)) if !object.meta.deleting => object,
                 Ok(_) => return,
                 Err(e) => {
@@ -100,7 +98,7 @@ impl ReportRelay {
             }
         }
         self.queue.forget(owner);
-        if let Err(e) = roll_up(shared, owner).await {
+        if let Err(e) = roll_up(context, owner).await {
             tracing::warn!(object = %owner, error = %e, "cannot roll up propagation");
         }
     }
@@ -125,11 +123,14 @@ impl ReportRelay {
 }
 
 /// Writes `status.propagation` of `owner` from the cached items and agents.
-async fn roll_up(shared: &Shared, owner: &ObjectKey) -> Result<(), crate::store::StoreError> {
+async fn roll_up(
+    context: &EngineContext,
+    owner: &ObjectKey,
+) -> Result<(), crate::store::StoreError> {
     let (Some(items), Some(sheets), Some(agents)) = (
-        shared.reflectors.acquire(ITEM_KIND),
-        shared.reflectors.acquire(REPORT_KIND),
-        shared.reflectors.acquire(AGENT_KIND),
+        context.reflectors.acquire(ITEM_KIND),
+        context.reflectors.acquire(REPORT_KIND),
+        context.reflectors.acquire(AGENT_KIND),
     ) else {
         return Ok(());
     };
@@ -141,7 +142,7 @@ async fn roll_up(shared: &Shared, owner: &ObjectKey) -> Result<(), crate::store:
         .collect();
     let sheets = nimbus::by_agent(&sheets.list(&selector));
     let agents = agents.list(&Selector::default());
-    let store = shared.store.as_ref();
+    let store = context.store.as_ref();
     let Some(current) = store.get(owner.kind(), owner.name()).await? else {
         return Ok(());
     };

@@ -1,6 +1,7 @@
 //! Edge callbacks from level state: from the last state a reactor handled and the object as it
 //! is now, which one callback to make — never a delete before its create.
 
+use super::trigger::Trigger;
 use crate::object::Object;
 
 /// The one callback a run makes.
@@ -18,10 +19,9 @@ pub enum Decision {
     Nothing,
 }
 
-/// Whether `current` differs from `handled` in what a reactor reacts to: spec (through the
-/// generation) or labels. Status and finalizer writes do not count.
-pub fn changed(handled: &Object, current: &Object) -> bool {
-    handled.meta.generation != current.meta.generation || handled.labels != current.labels
+/// Whether `current` differs from `handled` in what a reactor reacts to (see [`Trigger`]).
+fn changed(handled: &Object, current: &Object) -> bool {
+    Trigger::of(handled).content_differs(&Trigger::of(current))
 }
 
 /// `handled`: the last state this reactor handled successfully, if any. `current`: the object

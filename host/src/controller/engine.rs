@@ -1,26 +1,24 @@
 //! The engine of `serve`: attaches a controller for every loaded reactor component, keeps it
 //! across hot reloads (the queue survives; the next call runs the new version), detaches it
-//! when the component goes, and answers admission for the API.
+//! when the component goes.
 
-use super::dispatch::{Controller, ControllerOptions, Shared};
+use super::context::EngineContext;
 use super::locks::ObjectLocks;
+use super::options::ControllerOptions;
 use super::reactor::{Reactor, ReactorInfo};
-use super::reflector::Reflectors;
+use super::reconciler::Reconciler;
 use super::report_router::{self, ReportSink};
 use super::wasm::WasmReactor;
-use crate::api::server::Admission;
 use crate::nimbus::{AGENT_KIND, AgentReport, ITEM_KIND, REPORT_KIND};
 use crate::object::ObjectKey;
-use crate::object::{ApplyRequest, Meta, Object};
 use crate::runtime::{ComponentEvent, Runtime, World};
-use crate::store::{Store, StoreError};
-use async_trait::async_trait;
+use crate::store::Store;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast::error::RecvError;
 
 pub struct Engine {
-    shared: Shared,
+    context: EngineContext,
     options: ControllerOptions,
     /// Per-reactor overrides of the options (e.g. concurrency from the config file).
     tuning: Mutex<BTreeMap<String, ControllerOptions>>,
@@ -48,7 +46,7 @@ impl ReportSink for Engine {
 struct Attached {
     reactor: Arc<dyn Reactor>,
     concurrency: usize,
-    controller: Controller,
+    controller: Reconciler,
 }
 
 impl std::fmt::Debug for Engine {
@@ -72,17 +70,13 @@ impl Engine {
         locks: ObjectLocks,
     ) -> Arc<Self> {
         let engine = Arc::new(Self {
-            shared: Shared {
-                reflectors: Arc::new(Reflectors::new(store.clone())),
-                store,
-                locks,
-            },
+            context: EngineContext::new(store, locks),
             options,
             tuning: Mutex::new(BTreeMap::new()),
             attached: Mutex::new(BTreeMap::new()),
             router: Mutex::new(None),
         });
-        let reflectors = &engine.shared.reflectors;
+        let reflectors = &engine.context.reflectors;
         if let (Some(sheets), Some(items), Some(agents)) = (
             reflectors.acquire(REPORT_KIND),
             reflectors.acquire(ITEM_KIND),
@@ -101,8 +95,8 @@ impl Engine {
         engine
     }
 
-    pub fn shared(&self) -> &Shared {
-        &self.shared
+    pub fn context(&self) -> &EngineContext {
+        &self.context
     }
 
     fn attached(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Attached>> {
@@ -145,7 +139,7 @@ impl Engine {
         attached.remove(&info.name);
         tracing::info!(reactor = %info.name, kinds = ?info.kinds, "controller attached");
         let concurrency = options.concurrency;
-        let controller = Controller::start(reactor.clone(), self.shared.clone(), options);
+        let controller = Reconciler::start(reactor.clone(), self.context.clone(), options);
         attached.insert(
             info.name.clone(),
             Attached {
@@ -232,46 +226,11 @@ impl Engine {
         self.attach(Arc::new(reactor));
     }
 
-    fn reactors_for(&self, kind: &str) -> Vec<(ReactorInfo, Arc<dyn Reactor>)> {
+    pub(super) fn reactors_for(&self, kind: &str) -> Vec<(ReactorInfo, Arc<dyn Reactor>)> {
         self.attached()
             .values()
             .map(|a| (a.reactor.info(), a.reactor.clone()))
             .filter(|(info, _)| info.kinds.iter().any(|k| k == kind))
             .collect()
-    }
-}
-
-#[async_trait]
-impl Admission for Engine {
-    /// Every reactor watching a document's kind validates it; the first refusal refuses the
-    /// whole apply, naming the document and the reactor.
-    async fn admit(&self, requests: &[ApplyRequest]) -> Result<(), StoreError> {
-        for (i, request) in requests.iter().enumerate() {
-            let reactors = self.reactors_for(&request.kind);
-            if reactors.is_empty() {
-                continue;
-            }
-            let current = self.shared.store.get(&request.kind, &request.name).await?;
-            let object = Object {
-                kind: request.kind.clone(),
-                name: request.name.clone(),
-                labels: request.labels.clone(),
-                spec: request.spec.clone(),
-                status: current
-                    .as_ref()
-                    .map(|c| c.status.clone())
-                    .unwrap_or_default(),
-                meta: current.map(|c| c.meta).unwrap_or_else(Meta::default),
-            };
-            for (info, reactor) in reactors {
-                if let Err(message) = reactor.validate(&object).await {
-                    return Err(StoreError::in_document(
-                        i + 1,
-                        StoreError::Invalid(format!("refused by {}: {message}", info.name)),
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 }

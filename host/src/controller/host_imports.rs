@@ -2,7 +2,7 @@
 //! reflector caches where a kind is watched, writes go to the store, and `set-status` keeps
 //! the host-owned part of the primary object's status.
 
-use super::dispatch::Shared;
+use super::context::EngineContext;
 use super::status::{merge_reactor_status, update_status};
 use super::wasm::{from_guest, report_to_guest, to_guest};
 use crate::nimbus::{self, ItemTarget, Owner};
@@ -15,12 +15,12 @@ use async_trait::async_trait;
 use std::collections::BTreeMap;
 
 pub struct EngineHost {
-    shared: Shared,
+    context: EngineContext,
 }
 
 impl EngineHost {
-    pub fn new(shared: Shared) -> Self {
-        Self { shared }
+    pub fn new(context: EngineContext) -> Self {
+        Self { context }
     }
 }
 
@@ -43,13 +43,13 @@ impl ControllerHost for EngineHost {
         kind: &str,
         name: &str,
     ) -> Result<Option<GuestObject>, GuestStoreError> {
-        if self.shared.reflectors.kinds().iter().any(|k| k == kind)
-            && let Some(reflector) = self.shared.reflectors.acquire(kind)
+        if self.context.reflectors.kinds().iter().any(|k| k == kind)
+            && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
             return Ok(reflector.get(name).as_ref().map(to_guest));
         }
         let found = self
-            .shared
+            .context
             .store
             .get(kind, name)
             .await
@@ -65,13 +65,13 @@ impl ControllerHost for EngineHost {
     ) -> Result<Vec<GuestObject>, GuestStoreError> {
         let labels: BTreeMap<String, String> = selector.iter().cloned().collect();
         let selector = Selector::from_labels(&labels);
-        if self.shared.reflectors.kinds().iter().any(|k| k == kind)
-            && let Some(reflector) = self.shared.reflectors.acquire(kind)
+        if self.context.reflectors.kinds().iter().any(|k| k == kind)
+            && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
             return Ok(reflector.list(&selector).iter().map(to_guest).collect());
         }
         let listing = self
-            .shared
+            .context
             .store
             .list(kind, &selector)
             .await
@@ -82,7 +82,7 @@ impl ControllerHost for EngineHost {
     async fn apply(&self, _: &Caller, object: GuestObject) -> Result<GuestObject, GuestStoreError> {
         let object = from_guest(object).map_err(GuestStoreError::Invalid)?;
         let mut applied = self
-            .shared
+            .context
             .store
             .apply(vec![ApplyRequest::from(object)])
             .await
@@ -94,7 +94,7 @@ impl ControllerHost for EngineHost {
     }
 
     async fn delete(&self, _: &Caller, kind: &str, name: &str) -> Result<bool, GuestStoreError> {
-        match self.shared.store.delete(kind, name, None).await {
+        match self.context.store.delete(kind, name, None).await {
             Ok(_) => Ok(true),
             Err(StoreError::NotFound { .. }) => Ok(false),
             Err(e) => Err(guest_error(e)),
@@ -108,7 +108,7 @@ impl ControllerHost for EngineHost {
             .ok_or_else(|| GuestStoreError::Denied("set-status needs a primary object".into()))?;
         let status: serde_json::Value = serde_json::from_str(&status)
             .map_err(|e| GuestStoreError::Invalid(format!("status is not JSON: {e}")))?;
-        let store = self.shared.store.as_ref();
+        let store = self.context.store.as_ref();
         update_status(store, &primary.kind, &primary.name, |current| {
             merge_reactor_status(current, status.clone())
         })
@@ -131,27 +131,33 @@ impl ControllerHost for EngineHost {
             Target::Agents(ids) => ItemTarget::Agents(ids),
             Target::Labels(labels) => ItemTarget::Labels(labels.into_iter().collect()),
         };
-        nimbus::publish(self.shared.store.as_ref(), &owner, key, value, target)
+        nimbus::publish(self.context.store.as_ref(), &owner, key, value, target)
             .await
             .map_err(nimbus_error)
     }
 
     async fn unpublish(&self, caller: &Caller, key: &str) -> Result<(), NimbusError> {
         let owner = owner(caller)?;
-        nimbus::unpublish(self.shared.store.as_ref(), &owner, key)
+        nimbus::unpublish(self.context.store.as_ref(), &owner, key)
             .await
             .map_err(nimbus_error)
     }
 
     async fn published(&self, caller: &Caller, prefix: &str) -> Result<Vec<String>, NimbusError> {
         let owner = owner(caller)?;
-        let items = nimbus::items_of(self.shared.store.as_ref(), &owner.kind, &owner.name, prefix)
-            .await
-            .map_err(nimbus_error)?;
+        let items = nimbus::items_of(
+            self.context.store.as_ref(),
+            &owner.kind,
+            &owner.name,
+            prefix,
+        )
+        .await
+        .map_err(nimbus_error)?;
         Ok(items.into_iter().map(|(_, item)| item.key).collect())
     }
 
-    /// Agents' reports, kept in each item's status as `agents.<id>`.
+    /// Agents' reports on the caller's items, from the `NimbusReport` sheets (one per owner
+    /// and agent).
     async fn statuses(
         &self,
         caller: &Caller,
@@ -161,13 +167,13 @@ impl ControllerHost for EngineHost {
         // Reports change all the time: read them from the engine's caches, which hold
         // every report that was handed to a reactor, without a store read per call.
         let selector = nimbus::owner_selector(&owner.kind, &owner.name);
-        let reflectors = &self.shared.reflectors;
+        let reflectors = &self.context.reflectors;
         let sheets = match reflectors.acquire(nimbus::REPORT_KIND) {
             Some(cache) => {
                 cache.synced().await;
                 nimbus::by_agent(&cache.list(&selector))
             }
-            None => nimbus::sheets_of(self.shared.store.as_ref(), &owner.kind, &owner.name)
+            None => nimbus::sheets_of(self.context.store.as_ref(), &owner.kind, &owner.name)
                 .await
                 .map_err(nimbus_error)?,
         };

@@ -2,8 +2,8 @@
 //! once, whichever components they come from. A busy object is re-queued shortly after
 //! (Threeport's re-queue), so a worker is never parked on a lock.
 
-use super::ownership::{Permit, Shards};
 use crate::object::ObjectKey;
+use crate::store::{Permit, Shards};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 

@@ -1,27 +1,40 @@
 //! The controller engine: reflectors feed per-reactor work queues whose workers call reactors.
+//!
+//! What other layers use is re-exported below; the modules themselves are private.
 
-pub mod agent_status;
-pub mod backoff;
-pub mod campaign;
-pub mod decide;
-pub mod dispatch;
-pub mod engine;
-pub mod host_imports;
-pub mod locks;
-pub mod ownership;
-pub mod queue;
-pub mod reactor;
-pub mod reflector;
-pub mod report_router;
+mod admission;
+mod agent_status;
+mod attachment;
+mod backoff;
+mod context;
+mod decide;
+mod engine;
+mod finalizers;
+mod host_imports;
+mod key_state;
+mod locks;
+mod options;
+mod outcome;
+mod queue;
+mod reactor;
+mod reconciler;
+mod reflector;
+mod report_router;
 pub mod status;
-pub mod wasm;
+mod trigger;
+mod wasm;
+mod worker;
 
+pub use admission::{Admission, AdmissionError};
 pub use backoff::Backoff;
-pub use dispatch::{Controller, ControllerOptions, Shared, finalizer_of};
+pub use context::EngineContext;
 pub use engine::Engine;
+pub use finalizers::finalizer_of;
 pub use host_imports::EngineHost;
 pub use locks::ObjectLocks;
+pub use options::ControllerOptions;
 pub use queue::{QueueOptions, WorkQueue};
 pub use reactor::{Action, Failure, Reaction, Reactor, ReactorInfo};
+pub use reconciler::Reconciler;
 pub use reflector::{Reflector, ReflectorEvent, Reflectors};
 pub use wasm::WasmReactor;

@@ -27,7 +27,7 @@ impl ReflectorEvent {
     }
 }
 
-struct Shared {
+struct ReflectorState {
     kind: String,
     cache: RwLock<HashMap<String, Object>>,
     events: broadcast::Sender<ReflectorEvent>,
@@ -35,7 +35,7 @@ struct Shared {
     synced: watch::Sender<Option<Revision>>,
 }
 
-impl Shared {
+impl ReflectorState {
     fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Object>> {
         self.cache.read().unwrap_or_else(|p| p.into_inner())
     }
@@ -46,7 +46,7 @@ impl Shared {
 
 /// The cache of one kind, kept current by a background task that ends when this is dropped.
 pub struct Reflector {
-    shared: Arc<Shared>,
+    shared: Arc<ReflectorState>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -69,7 +69,7 @@ impl Reflector {
     pub fn start(store: Arc<dyn Store>, kind: &str) -> Self {
         let (events, _) = broadcast::channel(4096);
         let (synced, _) = watch::channel(None);
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(ReflectorState {
             kind: kind.to_owned(),
             cache: RwLock::new(HashMap::new()),
             events,
@@ -130,7 +130,7 @@ impl Reflector {
 
 const RETRY: Duration = Duration::from_millis(200);
 
-async fn run(store: Arc<dyn Store>, shared: Arc<Shared>) {
+async fn run(store: Arc<dyn Store>, shared: Arc<ReflectorState>) {
     loop {
         let revision = match relist(store.as_ref(), &shared).await {
             Ok(revision) => revision,
@@ -146,7 +146,7 @@ async fn run(store: Arc<dyn Store>, shared: Arc<Shared>) {
 }
 
 /// Replaces the cache with a fresh list, telling subscribers what changed meanwhile.
-async fn relist(store: &dyn Store, shared: &Shared) -> Result<Revision, StoreError> {
+async fn relist(store: &dyn Store, shared: &ReflectorState) -> Result<Revision, StoreError> {
     let listing = store.list(&shared.kind, &Selector::default()).await?;
     let fresh: HashMap<String, Object> = listing
         .items
@@ -186,7 +186,7 @@ pub fn diff(old: &HashMap<String, Object>, new: &HashMap<String, Object>) -> Vec
 }
 
 /// Watches from `revision`, resuming after broken streams; returns when a re-list is needed.
-async fn follow(store: &dyn Store, shared: &Shared, mut revision: Revision) {
+async fn follow(store: &dyn Store, shared: &ReflectorState, mut revision: Revision) {
     loop {
         let mut stream = match store.watch(Some(&shared.kind), revision).await {
             Ok(stream) => stream,
@@ -215,7 +215,7 @@ async fn follow(store: &dyn Store, shared: &Shared, mut revision: Revision) {
     }
 }
 
-fn apply(shared: &Shared, event_type: EventType, object: Option<Object>) {
+fn apply(shared: &ReflectorState, event_type: EventType, object: Option<Object>) {
     let Some(object) = object else { return };
     let event = {
         let mut cache = shared.write();

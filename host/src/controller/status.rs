@@ -8,8 +8,11 @@ use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The key under `status` that the host owns.
+/// The key under `status` that the host owns for each reactor's reconciles.
 pub const RECONCILE: &str = "reconcile";
+
+/// The key under `status` where the host rolls up propagation to agents.
+pub const PROPAGATION: &str = "propagation";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -56,7 +59,7 @@ fn with_entry(status: &Value, reactor: &str, entry: &ReconcileStatus) -> Value {
 }
 
 /// The keys under `status` that the host owns: reconcile entries and the propagation roll-up.
-const HOST_KEYS: [&str; 2] = [RECONCILE, super::agent_status::PROPAGATION];
+const HOST_KEYS: [&str; 2] = [RECONCILE, PROPAGATION];
 
 /// The status a reactor sets, with the host-owned part of `current` kept.
 pub fn merge_reactor_status(current: &Value, set: Value) -> Value {

@@ -1,17 +1,15 @@
 //! The agents a server knows: registered as objects of kind `Agent` (name = agent id,
 //! labels = its labels), alive while their heartbeats keep coming.
 
-use super::reports::{REPORT_KIND, ReportState, Sheet, SheetEntry};
-use super::{ITEM_KIND, Item, NimbusError};
+use super::kinds::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
+use super::reports::{ReportState, Sheet, SheetEntry};
+use super::{Item, NimbusError};
 use crate::object::{ApplyRequest, Object, Selector, validate_name};
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// The kind under which agents are registered.
-pub const AGENT_KIND: &str = "Agent";
 
 /// What `reactor-host agents` shows of one agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

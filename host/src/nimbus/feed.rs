@@ -132,7 +132,7 @@ fn translate(
     match wanted {
         Some(item) => {
             if known.get(&item.key) == Some(&item.version) {
-                // An agent's report changed the status, not the value.
+                // The item's value is the one the agent holds: a status-only change.
                 return None;
             }
             known.insert(item.key.clone(), item.version);

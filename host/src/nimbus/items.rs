@@ -1,6 +1,6 @@
 //! Publishing, withdrawing and listing items, with the ownership rules.
 
-use super::{ITEM_KIND, REPORT_KIND};
+use super::kinds::{ITEM_KIND, REPORT_KIND};
 use crate::object::{ApplyRequest, Object, Selector};
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};

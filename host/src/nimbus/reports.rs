@@ -3,15 +3,13 @@
 //! reports on the owner's items.
 
 use super::items::{OWNER_KIND, OWNER_NAME, hashed_name, object_name};
-use super::{ITEM_KIND, Item, NimbusError};
+use super::kinds::{ITEM_KIND, REPORT_KIND};
+use super::{Item, NimbusError};
 use crate::object::{ApplyRequest, Object, Selector};
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, retry_on_conflict};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// The kind of the report sheets.
-pub const REPORT_KIND: &str = "NimbusReport";
 
 const AGENT_LABEL: &str = "nimbus.agent";
 
@@ -189,53 +187,57 @@ async fn write_sheet(
     reports: &[AgentReport],
 ) -> Result<(), NimbusError> {
     let name = sheet_name(&fresh.owner_kind, &fresh.owner_name, &fresh.agent);
-    for _ in 0..16 {
-        let current = store.get(REPORT_KIND, &name).await?;
-        let expected = current.as_ref().map(|c| c.meta.revision);
-        let mut sheet = current
-            .and_then(|object| Sheet::from_value(object.spec))
-            .unwrap_or_else(|| fresh.clone());
-        let mut changed = expected.is_none();
-        for report in reports {
-            if report.state == ReportState::Removed {
-                changed |= sheet.items.remove(&report.key).is_some();
-                continue;
+    let (name, fresh) = (&name, &fresh);
+    retry_on_conflict(
+        || {
+            format!(
+                "the reports of {} on {}/{}",
+                fresh.agent, fresh.owner_kind, fresh.owner_name
+            )
+        },
+        || async move {
+            let current = store.get(REPORT_KIND, name).await?;
+            let expected = current.as_ref().map(|c| c.meta.revision);
+            let mut sheet = current
+                .and_then(|object| Sheet::from_value(object.spec))
+                .unwrap_or_else(|| fresh.clone());
+            let mut changed = expected.is_none();
+            for report in reports {
+                if report.state == ReportState::Removed {
+                    changed |= sheet.items.remove(&report.key).is_some();
+                    continue;
+                }
+                let entry = SheetEntry {
+                    state: report.state,
+                    message: report.message.clone(),
+                    revision: report.revision,
+                };
+                if sheet.items.get(&report.key) != Some(&entry) {
+                    sheet.items.insert(report.key.clone(), entry);
+                    changed = true;
+                }
             }
-            let entry = SheetEntry {
-                state: report.state,
-                message: report.message.clone(),
-                revision: report.revision,
+            if !changed {
+                return Ok(());
+            }
+            let labels = BTreeMap::from([
+                (OWNER_KIND.to_owned(), sheet.owner_kind.clone()),
+                (OWNER_NAME.to_owned(), sheet.owner_name.clone()),
+                (AGENT_LABEL.to_owned(), sheet.agent.clone()),
+            ]);
+            let request = ApplyRequest {
+                kind: REPORT_KIND.to_owned(),
+                name: name.clone(),
+                labels,
+                spec: serde_json::to_value(&sheet)
+                    .map_err(|e| StoreError::Invalid(e.to_string()))?,
+                expected_revision: expected,
             };
-            if sheet.items.get(&report.key) != Some(&entry) {
-                sheet.items.insert(report.key.clone(), entry);
-                changed = true;
-            }
-        }
-        if !changed {
-            return Ok(());
-        }
-        let labels = BTreeMap::from([
-            (OWNER_KIND.to_owned(), sheet.owner_kind.clone()),
-            (OWNER_NAME.to_owned(), sheet.owner_name.clone()),
-            (AGENT_LABEL.to_owned(), sheet.agent.clone()),
-        ]);
-        let request = ApplyRequest {
-            kind: REPORT_KIND.to_owned(),
-            name: name.clone(),
-            labels,
-            spec: serde_json::to_value(&sheet).map_err(|e| NimbusError::Invalid(e.to_string()))?,
-            expected_revision: expected,
-        };
-        match store.apply(vec![request]).await {
-            Ok(_) => return Ok(()),
-            Err(e) if matches!(e.root(), StoreError::Conflict { .. }) => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(NimbusError::Store(StoreError::Backend(format!(
-        "the reports of {} on {}/{} kept changing: gave up",
-        fresh.agent, fresh.owner_kind, fresh.owner_name
-    ))))
+            store.apply(vec![request]).await.map(drop)
+        },
+    )
+    .await?;
+    Ok(())
 }
 
 /// Every sheet of `agent`.

@@ -3,9 +3,10 @@
 
 use super::bindings::descriptor_api::{Dependency, Kv, Retrieved};
 use super::bindings::{Action, ItemStatus, Object, ReactorError};
+use super::described::{Described, DescriptorDescription, ReactorDescription};
 use super::host::ObjectRef;
 use super::instance::{CallFuture, Exports};
-use super::registry::{Described, Serving};
+use super::registry::Serving;
 use super::state::HostState;
 use super::{CallError, Inner, World};
 use std::sync::Arc;
@@ -82,7 +83,7 @@ impl ControllerHandle {
     }
 
     /// What the version in service said of itself when it was loaded (not a call).
-    pub fn info(&self) -> Result<super::bindings::reactor_api::Info, CallError> {
+    pub fn info(&self) -> Result<ReactorDescription, CallError> {
         match &serving(&self.inner, &self.name, World::Controller)?.described {
             Described::Controller(info) => Ok(info.clone()),
             Described::Descriptor(_) => Err(CallError::WrongWorld {
@@ -173,7 +174,7 @@ impl DescriptorHandle {
     }
 
     /// What the version in service said of itself when it was loaded (not a call).
-    pub fn info(&self) -> Result<super::bindings::descriptor_api::Info, CallError> {
+    pub fn info(&self) -> Result<DescriptorDescription, CallError> {
         match &serving(&self.inner, &self.name, World::Descriptor)?.described {
             Described::Descriptor(info) => Ok(info.clone()),
             Described::Controller(_) => Err(CallError::WrongWorld {

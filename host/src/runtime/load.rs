@@ -4,8 +4,9 @@
 
 use super::bindings::{descriptor_api, reactor_api};
 use super::cache::{Lookup, sha256_hex};
+use super::described::Described;
 use super::instance::{Exports, Indices, Loaded};
-use super::registry::{Described, Serving, Slot};
+use super::registry::{Serving, Slot, Source};
 use super::settings::{Access, DirGrant};
 use super::state::InstanceSpec;
 use super::{CallError, ComponentEvent, ComponentInfo, Inner, RuntimeError, World};
@@ -14,25 +15,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 use wasmtime::component::Component;
-
-/// Where a version's compiled code came from (shown in the log and the metrics
-/// `reactor_component_compiles_total` / `reactor_component_cache_hits_total`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Source {
-    /// Compiled from the wasm now.
-    Compiled,
-    /// Taken from the on-disk cache of compiled code.
-    Cache,
-}
-
-impl Source {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Source::Compiled => "compiled",
-            Source::Cache => "cache",
-        }
-    }
-}
 
 /// Export name of the controller world's interface.
 const REACTOR_EXPORT: &str = "reactor:host/reactor@0.1.0";
@@ -359,10 +341,12 @@ async fn describe(loaded: &Loaded) -> Result<Described, CallError> {
             Box::pin(async move {
                 match exports {
                     Exports::Controller(guest) => {
-                        guest.call_describe(store).await.map(Described::Controller)
+                        let info = guest.call_describe(store).await?;
+                        Ok(Described::Controller(info.into()))
                     }
                     Exports::Descriptor(guest) => {
-                        guest.call_describe(store).await.map(Described::Descriptor)
+                        let info = guest.call_describe(store).await?;
+                        Ok(Described::Descriptor(info.into()))
                     }
                 }
             })

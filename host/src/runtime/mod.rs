@@ -78,6 +78,7 @@ pub mod bench;
 pub mod bindings;
 mod cache;
 mod config;
+mod described;
 mod engine;
 mod error;
 mod handle;
@@ -95,16 +96,19 @@ mod stdio;
 mod store;
 mod types;
 pub mod watch;
+mod world;
 
 pub use bindings::{
     Action, ItemState, ItemStatus, Meta, Object, ReactorError, descriptor_api, reactor_api,
 };
+pub use described::{Described, DescriptorDescription, ReactorDescription};
 pub use engine::TICK;
 pub use error::{CallError, RuntimeError};
 pub use handle::{ControllerHandle, DescriptorHandle, Reaction};
 pub use host::{Caller, ControllerHost, Detached, ObjectRef};
-pub use registry::{ComponentInfo, ComponentState, Described, World};
+pub use registry::{ComponentInfo, ComponentState};
 pub use settings::{Access, ComponentSettings, DirGrant, Grants, Limits, Merge, RuntimeSettings};
+pub use world::World;
 
 use registry::Slot;
 use serde::{Deserialize, Serialize};

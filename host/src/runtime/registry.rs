@@ -1,42 +1,14 @@
 //! The components the runtime knows: one slot per name holding the version in service,
 //! and the serializable [`ComponentInfo`] shown by `components` and `/v1/components`.
 
-use super::bindings::{descriptor_api, reactor_api};
+use super::described::Described;
 use super::instance::{Counters, Loaded};
+use super::world::World;
 use arc_swap::ArcSwapOption;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-
-/// The world a component targets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum World {
-    /// Reactor logic run by `serve`.
-    Controller,
-    /// A KV descriptor run by `agent`.
-    Descriptor,
-}
-
-impl std::fmt::Display for World {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            World::Controller => "controller",
-            World::Descriptor => "descriptor",
-        })
-    }
-}
-
-/// What a component said of itself in `describe()`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "world", rename_all = "lowercase")]
-pub enum Described {
-    /// A controller's info.
-    Controller(reactor_api::Info),
-    /// A descriptor's info.
-    Descriptor(descriptor_api::Info),
-}
 
 /// Whether the component's last load succeeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,7 +68,7 @@ pub(crate) struct Serving {
     pub(crate) loaded: Loaded,
     pub(crate) described: Described,
     /// Whether its code was compiled or taken from the cache.
-    pub(crate) source: super::load::Source,
+    pub(crate) source: Source,
 }
 
 impl Slot {
@@ -144,6 +116,25 @@ impl Slot {
             calls: self.counters.calls.load(Ordering::Relaxed),
             traps: self.counters.traps.load(Ordering::Relaxed),
             described: current.as_ref().map(|s| s.described.clone()),
+        }
+    }
+}
+
+/// Where a version's compiled code came from (shown in the log and the metrics
+/// `reactor_component_compiles_total` / `reactor_component_cache_hits_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Compiled from the wasm now.
+    Compiled,
+    /// Taken from the on-disk cache of compiled code.
+    Cache,
+}
+
+impl Source {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Source::Compiled => "compiled",
+            Source::Cache => "cache",
         }
     }
 }

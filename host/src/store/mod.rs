@@ -1,18 +1,20 @@
 //! The desired-state store: objects with revisions, finalizers and a watchable change log.
 
+mod cas;
 pub mod embedded;
 mod error;
 pub mod etcd;
 mod event;
 mod plan;
-mod update;
+mod shards;
 
+pub use cas::{CAS_ATTEMPTS, retry_on_conflict, update_status};
 pub use embedded::{EmbeddedStore, EmbeddedStoreOptions};
 pub use error::StoreError;
 pub use etcd::{EtcdStore, EtcdStoreOptions, EtcdUrl};
 pub use event::{EventType, WatchEvent};
 pub use plan::{Change, plan_apply, plan_delete, plan_set_finalizers, plan_set_status};
-pub use update::update_status;
+pub use shards::{Permit, Shards};
 
 use crate::object::{ApplyRequest, Object, Revision, Selector};
 use async_trait::async_trait;

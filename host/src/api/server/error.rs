@@ -59,6 +59,17 @@ impl From<StoreError> for ApiError {
     }
 }
 
+impl From<crate::controller::AdmissionError> for ApiError {
+    fn from(error: crate::controller::AdmissionError) -> Self {
+        use crate::controller::AdmissionError;
+        let code = match &error {
+            AdmissionError::Refused { .. } => ErrorCode::Invalid,
+            AdmissionError::Store { source, .. } => code_of(source),
+        };
+        Self::new(code, error.to_string())
+    }
+}
+
 impl From<crate::object::NameError> for ApiError {
     fn from(error: crate::object::NameError) -> Self {
         Self::invalid(error.to_string())

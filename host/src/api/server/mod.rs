@@ -19,16 +19,6 @@ pub fn install_metrics() {
     metrics_route::handle();
 }
 
-/// Admission: decides synchronously whether an apply may go ahead (the reactors' validate).
-#[async_trait::async_trait]
-pub trait Admission: Send + Sync + 'static {
-    /// `Err` refuses the whole apply; name the document with [`StoreError::in_document`].
-    async fn admit(
-        &self,
-        requests: &[crate::object::ApplyRequest],
-    ) -> Result<(), crate::store::StoreError>;
-}
-
 use crate::store::Store;
 use axum::Router;
 use axum::routing::{get, post, put};
@@ -51,7 +41,7 @@ pub struct ServerConfig {
     pub listen: String,
     pub token: String,
     pub store: Arc<dyn Store>,
-    pub admission: Option<Arc<dyn Admission>>,
+    pub admission: Option<Arc<dyn crate::controller::Admission>>,
     pub components: Option<ComponentsApi>,
 }
 
@@ -59,7 +49,7 @@ pub struct ServerConfig {
 pub(crate) struct AppState {
     pub store: Arc<dyn Store>,
     pub token: Arc<str>,
-    pub admission: Option<Arc<dyn Admission>>,
+    pub admission: Option<Arc<dyn crate::controller::Admission>>,
     pub components: Option<ComponentsApi>,
     /// The one writer of agents' reports.
     pub reporter: crate::nimbus::Reporter,

@@ -1,6 +1,10 @@
 //! The embedded store: redb in the data folder, one group-committing writer, log-fed watches.
 
 mod labels;
+mod list;
+mod live;
+mod state;
+use state::StoreState;
 mod tables;
 mod watch;
 mod writer;
@@ -40,18 +44,9 @@ impl Default for EmbeddedStoreOptions {
     }
 }
 
-/// State shared by the store handle, its writer thread and its watches.
-pub(crate) struct Shared {
-    db: redb::Database,
-    latest: AtomicU64,
-    oldest: AtomicU64,
-    events: broadcast::Sender<Arc<watch::Live>>,
-    bookmark_interval: Duration,
-}
-
 /// A [`Store`] kept in one redb file.
 pub struct EmbeddedStore {
-    shared: Arc<Shared>,
+    shared: Arc<StoreState>,
     writes: mpsc::Sender<WriteRequest>,
     writer: Option<std::thread::JoinHandle<()>>,
     path: PathBuf,
@@ -78,8 +73,8 @@ impl EmbeddedStore {
             .map_err(|e| StoreError::Backend(format!("cannot open {}: {e}", path.display())))?;
         Self::init_tables(&db)?;
         let (latest, oldest) = tables::read_counters(&db)?;
-        let (events, _) = broadcast::channel(watch::LIVE_BATCHES);
-        let shared = Arc::new(Shared {
+        let (events, _) = broadcast::channel(live::LIVE_BATCHES);
+        let shared = Arc::new(StoreState {
             db,
             latest: AtomicU64::new(latest),
             oldest: AtomicU64::new(oldest),
@@ -161,7 +156,7 @@ impl Store for EmbeddedStore {
     async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError> {
         let (kind, selector) = (kind.to_owned(), selector.clone());
         let (items, revision) = self
-            .read(move |db| tables::list_kind(db, &kind, &selector))
+            .read(move |db| list::list_kind(db, &kind, &selector))
             .await?;
         Ok(Listing { items, revision })
     }

@@ -2,7 +2,8 @@
 //! falls behind the live feed goes back to the log, so a slow reader loses nothing and holds
 //! no more than one channel's worth of memory.
 
-use super::Shared;
+use super::live::Live;
+use super::state::StoreState;
 use super::tables::read_log;
 use crate::object::Revision;
 use crate::store::{StoreError, WatchEvent, WatchStream};
@@ -11,24 +12,8 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
 const LOG_CHUNK: usize = 1024;
-/// Committed batches kept for watches that are behind; one further back replays from the
-/// log.
-pub const LIVE_BATCHES: usize = 64;
-/// A committed batch larger than this (serialized) is not kept in memory for the watches:
-/// they read it back from the log, so the live feed holds at most
-/// `LIVE_BATCHES × LIVE_BATCH_BYTES` whatever the size of the objects.
-pub const LIVE_BATCH_BYTES: usize = 1 << 20;
 
-/// What the writer hands the watches after a commit.
-pub enum Live {
-    Batch(Vec<WatchEvent>),
-    /// Changes up to `to` are in the log only.
-    Skipped {
-        to: Revision,
-    },
-}
-
-pub fn start(shared: Arc<Shared>, kind: Option<String>, from: Revision) -> WatchStream {
+pub fn start(shared: Arc<StoreState>, kind: Option<String>, from: Revision) -> WatchStream {
     let (tx, rx) = mpsc::channel(256);
     // Subscribe before replaying, so no batch committed during the replay is missed.
     let live = shared.events.subscribe();
@@ -47,7 +32,7 @@ pub fn start(shared: Arc<Shared>, kind: Option<String>, from: Revision) -> Watch
 }
 
 struct Watch {
-    shared: Arc<Shared>,
+    shared: Arc<StoreState>,
     kind: Option<String>,
     /// The last revision this watch has looked at (sent or filtered out).
     position: Revision,

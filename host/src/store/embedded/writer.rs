@@ -1,12 +1,12 @@
 //! Group commit: one writer thread gathers the writes that arrive together into one durable
 //! redb transaction, then answers them all and publishes their events to the watchers.
 
-use super::Shared;
 use super::labels::LABELS;
+use super::live::{LIVE_BATCH_BYTES, Live};
+use super::state::StoreState;
 use super::tables::{
     COUNTERS, LOG, LOG_KINDS, OBJECTS, OLDEST, REVISION, backend, decode_object, encode,
 };
-use super::watch::{LIVE_BATCH_BYTES, Live};
 use crate::object::{ApplyRequest, Object, Revision};
 use crate::store::{
     Change, EventType, StoreError, WatchEvent, plan_apply, plan_delete, plan_set_finalizers,
@@ -65,7 +65,7 @@ pub struct WriterSettings {
 }
 
 pub fn run(
-    shared: Arc<Shared>,
+    shared: Arc<StoreState>,
     mut requests: mpsc::Receiver<WriteRequest>,
     settings: WriterSettings,
 ) {
@@ -81,7 +81,7 @@ pub fn run(
     }
 }
 
-fn commit_batch(shared: &Shared, batch: Vec<WriteRequest>, settings: WriterSettings) {
+fn commit_batch(shared: &StoreState, batch: Vec<WriteRequest>, settings: WriterSettings) {
     let size = batch.len();
     match write_batch(shared, &batch, settings) {
         Ok((outcomes, live, latest, oldest)) => {
@@ -111,7 +111,7 @@ fn commit_batch(shared: &Shared, batch: Vec<WriteRequest>, settings: WriterSetti
 type BatchResult = (Vec<Outcome>, Option<Live>, Revision, Revision);
 
 fn write_batch(
-    shared: &Shared,
+    shared: &StoreState,
     batch: &[WriteRequest],
     settings: WriterSettings,
 ) -> Result<BatchResult, StoreError> {

@@ -13,6 +13,7 @@
 //! Revisions also move for keys that are not objects (ownership, the token), and etcd's first
 //! revision is 1, not 0.
 
+mod campaign;
 mod error;
 mod keys;
 pub mod lease;
@@ -21,6 +22,7 @@ mod url;
 mod watch;
 mod write;
 
+pub use campaign::Replica;
 pub use error::EtcdError;
 pub use keys::Keys;
 pub use token::share_token;

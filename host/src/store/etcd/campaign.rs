@@ -3,10 +3,9 @@
 //! back once their work here has drained. When a lease is lost, every shard is dropped, the
 //! fence closes (so in-flight work cannot write) and the replica joins again with a new lease.
 
-use super::ownership::Shards;
-use crate::store::EtcdStore;
-use crate::store::etcd::lease::{Membership, keep_alive, register, revoke};
-use crate::store::etcd::{EtcdError, Guard};
+use super::lease::{Membership, keep_alive, register, revoke};
+use super::{EtcdError, EtcdStore, Guard};
+use crate::store::Shards;
 use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 use std::collections::HashMap;
 use std::sync::Arc;

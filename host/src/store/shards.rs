@@ -1,6 +1,6 @@
-//! Which objects this replica may reconcile when several share one store: objects hash into
-//! shards, the replica holds some of them, and each reconcile holds a permit on its shard so a
-//! shard is given away only after the work on it here has finished.
+//! Which objects this replica may reconcile when several share one store (backend-neutral):
+//! objects hash into shards, a backend's campaign gives the replica some of them, and each
+//! reconcile holds a permit on its shard so a shard is given away only after its work here ends.
 
 use crate::object::ObjectKey;
 use std::collections::{HashMap, HashSet};

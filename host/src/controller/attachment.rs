@@ -1,0 +1,71 @@
+//! One attached reactor as its tasks see it: what it is, the version serving now, its caches,
+//! its work queue and its memory of the objects it handled.
+
+use super::agent_status::ReportRelay;
+use super::context::EngineContext;
+use super::key_state::KeyStates;
+use super::options::ControllerOptions;
+use super::reactor::{Reactor, ReactorInfo};
+use super::{Reflector, WorkQueue};
+use crate::object::ObjectKey;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+pub struct Attachment {
+    pub info: ReactorInfo,
+    /// Swapped by a reload that describes itself the same way; calls in flight keep theirs.
+    reactor: RwLock<Arc<dyn Reactor>>,
+    pub context: EngineContext,
+    /// The reflector of each kind the reactor watches.
+    pub reflectors: HashMap<String, Arc<Reflector>>,
+    pub queue: WorkQueue<ObjectKey>,
+    pub keys: KeyStates,
+    /// Agents' reports on the items this reactor's objects published.
+    pub relay: ReportRelay,
+    pub options: ControllerOptions,
+}
+
+impl Attachment {
+    pub fn new(
+        reactor: Arc<dyn Reactor>,
+        context: EngineContext,
+        reflectors: HashMap<String, Arc<Reflector>>,
+        queue: WorkQueue<ObjectKey>,
+        relay: ReportRelay,
+        options: ControllerOptions,
+    ) -> Self {
+        Self {
+            info: reactor.info(),
+            reactor: RwLock::new(reactor),
+            context,
+            reflectors,
+            queue,
+            keys: KeyStates::default(),
+            relay,
+            options,
+        }
+    }
+
+    /// The version serving now.
+    pub fn reactor(&self) -> Arc<dyn Reactor> {
+        self.reactor
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn replace_reactor(&self, reactor: Arc<dyn Reactor>) {
+        *self.reactor.write().unwrap_or_else(|p| p.into_inner()) = reactor;
+    }
+
+    /// Queues every cached object of `reflector`; `forced` runs them even if unchanged.
+    pub fn enqueue_all(&self, reflector: &Reflector, forced: bool) {
+        for name in reflector.names() {
+            let key = ObjectKey::new(reflector.kind(), &name);
+            if forced {
+                self.keys.force(&key);
+            }
+            self.queue.add(key);
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! How a controller runs: concurrency, backoff, rate cap and lock retry.
+
+use super::Backoff;
+use std::time::Duration;
+
+/// How a controller runs.
+#[derive(Debug, Clone)]
+pub struct ControllerOptions {
+    /// Callbacks running at once (on different objects).
+    pub concurrency: usize,
+    pub backoff: Backoff,
+    /// The most callbacks per second, so a failing reactor cannot spin the CPU.
+    pub max_rate: f64,
+    /// How soon an object locked by another callback is tried again.
+    pub lock_retry: Duration,
+}
+
+impl Default for ControllerOptions {
+    fn default() -> Self {
+        Self {
+            concurrency: 4,
+            backoff: Backoff::default(),
+            max_rate: 10_000.0,
+            lock_retry: Duration::from_millis(20),
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! What the store handle, its writer thread and its watches share: the database, the
+//! revision counters and the live feed of committed batches.
+
+use super::live::Live;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// State shared by the store handle, its writer thread and its watches.
+pub(crate) struct StoreState {
+    pub(super) db: redb::Database,
+    pub(super) latest: AtomicU64,
+    pub(super) oldest: AtomicU64,
+    pub(super) events: broadcast::Sender<Arc<Live>>,
+    pub(super) bookmark_interval: Duration,
+}
