@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The project's test command: sets up what is missing, then runs every test of the workspace
-# (unit, store, property, and the integration tests that drive the real binary), then the
-# suites that drive a server once more on etcd (the backend matrix, tests/common/mod.rs).
+# (unit, store, property, the in-process integration tests of host/tests/inproc and those
+# that drive the real binary, tests/binary), then the suites of tests/binary that drive a
+# server once more on etcd (the backend matrix, testkit/src/host.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 status=0
 cargo test --workspace --no-fail-fast "$@" || status=$?
-# Each server these suites start gets an etcd of its own; a failure of the first run does
-# not hide what this one finds.
-REACTOR_TEST_STORE=etcd cargo test -p reactor-host --no-fail-fast \
-    --test cli_bad_input --test cli_flow --test engine_wasm --test agents \
-    --test components_api --test agent_scheduler "$@" || status=$?
+# The etcd matrix: these modules of the one binary-driving test binary, by filter. Each
+# server they start gets an etcd of its own; a failure of the first run does not hide what
+# this one finds. `--workspace` keeps the features of the build above, so nothing is rebuilt.
+REACTOR_TEST_STORE=etcd cargo test --workspace --no-fail-fast --test binary "$@" -- \
+    agent_scheduler:: agents:: cli_bad_input:: cli_flow:: components_api:: engine_wasm:: \
+    || status=$?
 exit "$status"

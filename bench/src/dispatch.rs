@@ -2,9 +2,9 @@
 //! callback → host imports → status), the Policy reactor as WASM against the same reactor
 //! native, on an in-memory store so the cost measured is the pipeline's, not fsync's.
 
-use crate::mem_store::MemStore;
 use crate::pipeline::{Side, run};
 use reactor_host::store::Store;
+use reactor_testkit::MemStore;
 use std::path::Path;
 use std::sync::Arc;
 

@@ -54,7 +54,7 @@ impl Drop for AgentProcess {
 }
 
 fn start_agent(server: &Server, dir: &std::path::Path, id: &str) -> anyhow::Result<AgentProcess> {
-    let mut child = Command::new(binary()?)
+    let mut child = Command::new(binary())
         .args(["agent", "--id", id, "--label", "role=fan", "--server"])
         .arg(server.base())
         .args(["--token", server.token(), "--heartbeat", "5s", "--data"])

@@ -3,8 +3,8 @@
 
 use anyhow::bail;
 use reactor_host::runtime::bench::Figures;
-use reactor_host::runtime::bench::Sink;
 use reactor_host::runtime::{Object, Runtime, RuntimeConfig, World};
+use reactor_testkit::Sink;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;

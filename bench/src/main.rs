@@ -10,7 +10,6 @@ mod fan_out;
 mod kvscheduler;
 mod languages;
 mod machine;
-mod mem_store;
 mod native_policy;
 mod pipeline;
 mod plot;

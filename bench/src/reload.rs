@@ -8,8 +8,8 @@
 
 use anyhow::bail;
 use reactor_host::runtime::bench::Figures;
-use reactor_host::runtime::bench::Sink;
 use reactor_host::runtime::{Object, Runtime, RuntimeConfig, World};
+use reactor_testkit::Sink;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};

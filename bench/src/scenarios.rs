@@ -194,7 +194,12 @@ async fn dispatch_rows(components: &Path, cache: &Path, sizes: &Sizes) -> anyhow
         .last()
         .ok_or_else(|| anyhow::anyhow!("no dispatch sizes"))?;
     let v1 = std::fs::read(components.join("version-1.wasm"))?;
-    let (wasm, native) = reactor_host::runtime::bench::call_vs_native(&v1, 2000).await?;
+    let (wasm, native) = reactor_host::runtime::bench::call_vs_native(
+        &v1,
+        2000,
+        std::sync::Arc::new(reactor_testkit::Sink),
+    )
+    .await?;
     let rows = vec![
         Scenario::measured(
             "dispatch",

@@ -1,35 +1,18 @@
-//! The real `reactor-host serve` as a child process (the binary built beside this one, or
-//! `$REACTOR_HOST_BIN`): started on a free port, ready once every component serves, killed
-//! on drop.
+//! The real `reactor-host serve` as a child process (testkit's launcher, with logging kept
+//! to errors so that it costs nothing measurable), ready once every component serves.
 
-use anyhow::{Context, bail};
 use reactor_host::runtime::ComponentInfo;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use reactor_testkit::Host;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+pub use reactor_testkit::reactor_host_bin as binary;
+
+/// A running server; killed on drop.
 pub struct Server {
-    child: Child,
-    base: String,
+    host: Host,
     token: String,
     http: reqwest::Client,
-}
-
-/// The `reactor-host` binary to run.
-pub fn binary() -> anyhow::Result<PathBuf> {
-    if let Some(path) = std::env::var_os("REACTOR_HOST_BIN") {
-        return Ok(path.into());
-    }
-    let beside = std::env::current_exe()?.with_file_name("reactor-host");
-    if beside.exists() {
-        Ok(beside)
-    } else {
-        bail!(
-            "no reactor-host binary beside {} (build it with `cargo build --release -p reactor-host` or set REACTOR_HOST_BIN)",
-            beside.display()
-        )
-    }
 }
 
 impl Server {
@@ -40,33 +23,12 @@ impl Server {
 
     /// As [`Server::start`], with more `serve` arguments (e.g. `--store etcd://…`).
     pub fn start_with(data: &Path, components: &Path, extra: &[&str]) -> anyhow::Result<Self> {
-        let mut child = Command::new(binary()?)
-            .arg("serve")
-            .arg("--data")
-            .arg(data)
-            .arg("--components")
-            .arg(components)
-            .args(["--listen", "127.0.0.1:0"])
-            .args(extra)
-            .env("RUST_LOG", "error")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("cannot start reactor-host")?;
-        let stdout = child.stdout.take().context("no stdout")?;
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line)?;
-        let Some(base) = line.trim().strip_prefix("reactor-host listening on ") else {
-            let _ = child.kill();
-            bail!("reactor-host did not start: {line:?}");
-        };
+        let host = Host::launch(data, components, extra, &[("RUST_LOG", "error")])?;
         let token = std::fs::read_to_string(data.join("token"))?
             .trim()
             .to_owned();
         Ok(Server {
-            base: base.to_owned(),
-            child,
+            host,
             token,
             http: reqwest::Client::new(),
         })
@@ -75,7 +37,7 @@ impl Server {
     async fn components(&self) -> anyhow::Result<Vec<ComponentInfo>> {
         Ok(self
             .http
-            .get(format!("{}/v1/components", self.base))
+            .get(format!("{}/v1/components", self.base()))
             .bearer_auth(&self.token)
             .send()
             .await?
@@ -94,7 +56,7 @@ impl Server {
                 return Ok(components);
             }
             if started.elapsed() > Duration::from_secs(120) {
-                bail!("components not serving within 120 s");
+                anyhow::bail!("components not serving within 120 s");
             }
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
@@ -102,7 +64,7 @@ impl Server {
 
     /// `http://127.0.0.1:PORT`.
     pub fn base(&self) -> &str {
-        &self.base
+        &self.host.url
     }
 
     pub fn token(&self) -> &str {
@@ -110,17 +72,10 @@ impl Server {
     }
 
     pub fn cpu_time(&self) -> Option<Duration> {
-        crate::machine::cpu_time_of(self.child.id())
+        crate::machine::cpu_time_of(self.host.pid())
     }
 
     pub fn rss(&self) -> Option<u64> {
-        crate::machine::rss_of(self.child.id())
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        crate::machine::rss_of(self.host.pid())
     }
 }

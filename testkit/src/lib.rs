@@ -1,1 +1,39 @@
 //! Fixtures shared by reactor-host's integration tests and its benchmarks (never shipped).
+//!
+//! Processes: [`Host`] (`reactor-host serve` and its client commands), [`Agent`]
+//! (`reactor-host agent`), [`Etcd`] (Debian's etcd); the components they load, built from
+//! source ([`built`], [`install`], [`guest`]); stand-ins for the host's parts in process
+//! ([`RecordingHost`], [`Sink`], [`MemStore`]); and polling with a deadline ([`eventually`],
+//! [`eventually_async`]).
+
+mod agent;
+mod binary;
+mod components;
+mod etcd;
+mod eventually;
+mod host;
+mod lines;
+mod mem_store;
+mod metric;
+mod object;
+mod output;
+pub mod policy;
+mod recording_host;
+mod sink;
+mod watcher;
+
+pub use agent::Agent;
+pub use binary::{reactor_host_bin, target_tmpdir};
+pub use components::{built, guest, install};
+pub use etcd::Etcd;
+pub use eventually::{Ready, eventually, eventually_async};
+pub use host::{Host, LaunchError, get_json};
+pub use lines::LineReader;
+pub use mem_store::MemStore;
+pub use metric::metric;
+pub use object::object;
+pub use output::{applied_revision, assert_fails_with, stderr, stdout};
+pub use policy::THREE;
+pub use recording_host::RecordingHost;
+pub use sink::Sink;
+pub use watcher::Watcher;

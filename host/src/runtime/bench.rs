@@ -1,8 +1,11 @@
 //! Measurements for the bench harness: a WASM call against the same logic in native Rust,
 //! instantiation cost (on-demand against pooling allocator), and hot-reload latency.
 //!
-//! Each function takes the components as bytes (built by `scripts/build-components.sh`)
-//! and returns durations; printing and comparing is the harness's job.
+//! Only in builds with the `bench` feature (which `reactor-bench` enables): instantiation
+//! needs the runtime's private parts, and nothing here ships in the server. Each function
+//! takes the components as bytes and the controller host behind them (the benchmarks pass
+//! `reactor_testkit::Sink`, which keeps nothing), and returns durations; printing and
+//! comparing is the harness's job.
 
 use super::bindings::reactor::host::nimbus::Target;
 use super::engine;
@@ -10,9 +13,7 @@ use super::host::{Caller, ControllerHost, ObjectRef};
 use super::linker::linker;
 use super::settings::Effective;
 use super::state::{InstanceSpec, new_store};
-use super::{
-    Detached, ItemStatus, Object, Runtime, RuntimeConfig, RuntimeError, RuntimeSettings, World,
-};
+use super::{Detached, Object, Runtime, RuntimeConfig, RuntimeError, RuntimeSettings, World};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
@@ -44,85 +45,6 @@ impl Figures {
             median: at(0.5),
             p99: at(0.99),
         }
-    }
-}
-
-/// A store and Nimbus that accept everything and keep nothing, so that a measured call
-/// costs only the logic and the boundary.
-#[derive(Debug, Default)]
-pub struct Sink;
-
-#[async_trait::async_trait]
-impl ControllerHost for Sink {
-    async fn get(
-        &self,
-        _: &Caller,
-        _: &str,
-        _: &str,
-    ) -> Result<Option<Object>, super::bindings::reactor::host::store::StoreError> {
-        Ok(None)
-    }
-    async fn list(
-        &self,
-        _: &Caller,
-        _: &str,
-        _: &[(String, String)],
-    ) -> Result<Vec<Object>, super::bindings::reactor::host::store::StoreError> {
-        Ok(Vec::new())
-    }
-    async fn apply(
-        &self,
-        _: &Caller,
-        obj: Object,
-    ) -> Result<Object, super::bindings::reactor::host::store::StoreError> {
-        Ok(obj)
-    }
-    async fn delete(
-        &self,
-        _: &Caller,
-        _: &str,
-        _: &str,
-    ) -> Result<bool, super::bindings::reactor::host::store::StoreError> {
-        Ok(false)
-    }
-    async fn set_status(
-        &self,
-        _: &Caller,
-        status: String,
-    ) -> Result<(), super::bindings::reactor::host::store::StoreError> {
-        std::hint::black_box(status);
-        Ok(())
-    }
-    async fn publish(
-        &self,
-        _: &Caller,
-        key: &str,
-        value: String,
-        to: Target,
-    ) -> Result<(), super::bindings::reactor::host::nimbus::NimbusError> {
-        std::hint::black_box((key, value, to));
-        Ok(())
-    }
-    async fn unpublish(
-        &self,
-        _: &Caller,
-        _: &str,
-    ) -> Result<(), super::bindings::reactor::host::nimbus::NimbusError> {
-        Ok(())
-    }
-    async fn published(
-        &self,
-        _: &Caller,
-        _: &str,
-    ) -> Result<Vec<String>, super::bindings::reactor::host::nimbus::NimbusError> {
-        Ok(Vec::new())
-    }
-    async fn statuses(
-        &self,
-        _: &Caller,
-        _: &str,
-    ) -> Result<Vec<ItemStatus>, super::bindings::reactor::host::nimbus::NimbusError> {
-        Ok(Vec::new())
     }
 }
 
@@ -171,14 +93,16 @@ fn sample_object() -> Object {
 }
 
 /// One `on-create` on a warm instance of `echo_wasm` (a `version-N` guest) against the
-/// same logic in native Rust: (wasm, native).
+/// same logic in native Rust, both against `host` (one that keeps nothing, so that a call
+/// costs only the logic and the boundary): (wasm, native).
 pub async fn call_vs_native(
     echo_wasm: &[u8],
     samples: usize,
+    host: Arc<dyn ControllerHost>,
 ) -> Result<(Figures, Figures), RuntimeError> {
     let dir = tempdir()?;
     let mut config = RuntimeConfig::new(dir.join("data"));
-    config.host = Arc::new(Sink);
+    config.host = host.clone();
     let runtime = Runtime::new(config)?;
     runtime
         .install(
@@ -213,7 +137,7 @@ pub async fn call_vs_native(
     let mut native = Vec::with_capacity(samples);
     for i in 0..samples as u64 {
         let started = Instant::now();
-        native_echo(&Sink, &caller, &obj, i)
+        native_echo(host.as_ref(), &caller, &obj, i)
             .await
             .map_err(RuntimeError::Engine)?;
         native.push(started.elapsed());
@@ -283,12 +207,17 @@ async fn instantiate_samples(
 
 /// Hot-reload latency: from the end of writing a new file in a watched folder to the new
 /// version serving calls, alternating `v1` and `v2` (both cached after the first round,
-/// as on a host that has seen them before).
-pub async fn reload_latency(v1: &[u8], v2: &[u8], samples: usize) -> Result<Figures, RuntimeError> {
+/// as on a host that has seen them before), with `host` behind the components.
+pub async fn reload_latency(
+    v1: &[u8],
+    v2: &[u8],
+    samples: usize,
+    host: Arc<dyn ControllerHost>,
+) -> Result<Figures, RuntimeError> {
     let dir = tempdir()?;
     let components = dir.join("components");
     let mut config = RuntimeConfig::new(dir.join("data"));
-    config.host = Arc::new(Sink);
+    config.host = host;
     let runtime = Runtime::new(config)?;
     let file = components.join("echo.wasm");
     std::fs::create_dir_all(&components).map_err(|e| io(&components, e))?;

@@ -74,6 +74,7 @@
 //! - Guest stdout, stderr and `log` calls go to `tracing` (target `guest`) with a
 //!   `component` field.
 
+#[cfg(feature = "bench")]
 pub mod bench;
 pub mod bindings;
 mod cache;

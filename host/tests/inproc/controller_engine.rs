@@ -1,0 +1,632 @@
+//! The controller engine's guarantees, with a native reactor that records what it is called
+//! with, on the real embedded store: per-object exclusion, edge callbacks from level state,
+//! retries with growing backoff, permanent errors, requeue, resync, and finalizers that
+//! deliver deletes across a restart, and not twice while the cache lags.
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use reactor_host::controller::{
+    Action, Backoff, ControllerOptions, EngineContext, Failure, ObjectLocks, Reaction, Reactor,
+    ReactorInfo, Reconciler, Reflectors, finalizer_of, status,
+};
+use reactor_host::object::{ApplyRequest, Object, Revision, Selector};
+use reactor_host::store::{
+    Applied, EmbeddedStore, EmbeddedStoreOptions, Listing, Store, StoreError, WatchStream,
+};
+use reactor_testkit::eventually_async;
+use serde_json::json;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Call {
+    Create(String, u64),
+    Update(String, u64, u64),
+    Delete(String),
+}
+
+type Script = Box<dyn Fn(&Call, usize) -> Reaction + Send + Sync>;
+
+/// Records calls (with the virtual time they came at) and notices overlapping calls on one object.
+struct Recorder {
+    info: ReactorInfo,
+    calls: Mutex<Vec<(Instant, Call)>>,
+    in_flight: Mutex<HashSet<String>>,
+    overlaps: Mutex<u32>,
+    script: Script,
+    work: Duration,
+}
+
+impl Recorder {
+    fn new(handles_delete: bool, script: Script) -> Arc<Self> {
+        Arc::new(Self {
+            info: ReactorInfo {
+                name: "recorder".into(),
+                kinds: vec!["Thing".into()],
+                resync: None,
+                handles_delete,
+            },
+            calls: Mutex::new(Vec::new()),
+            in_flight: Mutex::new(HashSet::new()),
+            overlaps: Mutex::new(0),
+            script,
+            work: Duration::ZERO,
+        })
+    }
+
+    async fn record(&self, call: Call, name: &str) -> Reaction {
+        if !self.in_flight.lock().expect("lock").insert(name.to_owned()) {
+            *self.overlaps.lock().expect("lock") += 1;
+        }
+        if !self.work.is_zero() {
+            tokio::time::sleep(self.work).await;
+        }
+        let index = {
+            let mut calls = self.calls.lock().expect("lock");
+            calls.push((Instant::now(), call.clone()));
+            calls.len()
+        };
+        self.in_flight.lock().expect("lock").remove(name);
+        (self.script)(&call, index)
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        self.calls
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|(_, c)| c.clone())
+            .collect()
+    }
+
+    fn times(&self) -> Vec<Instant> {
+        self.calls
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|(t, _)| *t)
+            .collect()
+    }
+}
+
+#[async_trait]
+impl Reactor for Recorder {
+    fn info(&self) -> ReactorInfo {
+        self.info.clone()
+    }
+    async fn validate(&self, _: &Object) -> Result<(), String> {
+        Ok(())
+    }
+    async fn on_create(&self, o: &Object) -> Reaction {
+        self.record(Call::Create(o.name.clone(), o.meta.generation), &o.name)
+            .await
+    }
+    async fn on_update(&self, old: &Object, new: &Object) -> Reaction {
+        self.record(
+            Call::Update(new.name.clone(), old.meta.generation, new.meta.generation),
+            &new.name,
+        )
+        .await
+    }
+    async fn on_delete(&self, o: &Object) -> Reaction {
+        self.record(Call::Delete(o.name.clone()), &o.name).await
+    }
+}
+
+fn ok() -> Script {
+    Box::new(|_, _| Ok(Action::Done))
+}
+
+struct World {
+    _dir: tempfile::TempDir,
+    store: Arc<dyn Store>,
+    shared: EngineContext,
+}
+
+fn world() -> World {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn Store> =
+        Arc::new(EmbeddedStore::open(dir.path(), EmbeddedStoreOptions::default()).expect("open"));
+    let shared = EngineContext::new(store.clone(), ObjectLocks::default());
+    World {
+        _dir: dir,
+        store,
+        shared,
+    }
+}
+
+fn thing(name: &str, spec: serde_json::Value) -> ApplyRequest {
+    ApplyRequest {
+        kind: "Thing".into(),
+        name: name.into(),
+        labels: Default::default(),
+        spec,
+        expected_revision: None,
+    }
+}
+
+fn options(concurrency: usize) -> ControllerOptions {
+    ControllerOptions {
+        concurrency,
+        backoff: Backoff {
+            base: Duration::from_millis(10),
+            cap: Duration::from_secs(5),
+            jitter: 0.0,
+        },
+        ..ControllerOptions::default()
+    }
+}
+
+/// Polls `check` until it holds, failing after ten real seconds (see `eventually_async`).
+async fn eventually(what: &str, check: impl FnMut() -> bool) {
+    eventually_async(what, Duration::from_secs(10), check).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_two_callbacks_on_one_object_under_concurrency_8() {
+    let w = world();
+    let mut recorder = Recorder::new(false, ok());
+    Arc::get_mut(&mut recorder).expect("unique").work = Duration::from_millis(2);
+    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(8));
+    for round in 0..20 {
+        let batch: Vec<_> = (0..4)
+            .map(|i| thing(&format!("t{i}"), json!({"round": round})))
+            .collect();
+        w.store.apply(batch).await.expect("apply");
+    }
+    eventually("every object reaches its last generation", || {
+        let calls = recorder.calls();
+        (0..4).all(|i| {
+            calls
+                .iter()
+                .any(|c| matches!(c, Call::Update(n, _, 20) if *n == format!("t{i}")))
+                || calls
+                    .iter()
+                    .any(|c| matches!(c, Call::Create(n, 20) if *n == format!("t{i}")))
+        })
+    })
+    .await;
+    assert_eq!(
+        *recorder.overlaps.lock().expect("lock"),
+        0,
+        "no overlapping callbacks on one object"
+    );
+    let calls = recorder.calls();
+    assert!(
+        calls.len() < 80,
+        "changes coalesced: {} calls for 80 changes",
+        calls.len()
+    );
+    for i in 0..4 {
+        let name = format!("t{i}");
+        let mine: Vec<_> = calls
+            .iter()
+            .filter(|c| matches!(c, Call::Create(n, _) | Call::Update(n, _, _) if *n == name))
+            .collect();
+        assert!(
+            matches!(mine[0], Call::Create(..)),
+            "create first for {name}: {mine:?}"
+        );
+        let generations: Vec<u64> = mine
+            .iter()
+            .map(|c| match c {
+                Call::Create(_, g) | Call::Update(_, _, g) => *g,
+                Call::Delete(_) => 0,
+            })
+            .collect();
+        assert!(
+            generations.windows(2).all(|w| w[0] < w[1]),
+            "in order for {name}: {generations:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rapid_create_update_delete_never_deletes_before_create() {
+    let w = world();
+    let recorder = Recorder::new(true, ok());
+    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(4));
+    for i in 0..20 {
+        let name = format!("r{i}");
+        w.store
+            .apply(vec![thing(&name, json!(1))])
+            .await
+            .expect("create");
+        w.store
+            .apply(vec![thing(&name, json!(2))])
+            .await
+            .expect("update");
+        w.store.delete("Thing", &name, None).await.expect("delete");
+    }
+    eventually("every object left the store", || {
+        recorder.calls().len() >= 20
+    })
+    .await;
+    let store = w.store.clone();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !store
+        .list("Thing", &Default::default())
+        .await
+        .expect("list")
+        .items
+        .is_empty()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "objects still held by finalizers"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let calls = recorder.calls();
+    for i in 0..20 {
+        let name = format!("r{i}");
+        let mine: Vec<_> = calls
+            .iter()
+            .filter(|c| match c {
+                Call::Create(n, _) | Call::Update(n, _, _) | Call::Delete(n) => *n == name,
+            })
+            .collect();
+        if let Some(first_delete) = mine.iter().position(|c| matches!(c, Call::Delete(_))) {
+            assert!(
+                mine[..first_delete]
+                    .iter()
+                    .any(|c| matches!(c, Call::Create(..))),
+                "{name}: delete before create: {mine:?}"
+            );
+            assert_eq!(
+                first_delete,
+                mine.len() - 1,
+                "{name}: nothing after the delete: {mine:?}"
+            );
+        }
+    }
+}
+
+/// Real time: the exact doubling is pinned by the work queue's controlled-time tests; here
+/// the whole path (reactor error → backoff → status → retry) is measured on the real store,
+/// whose fsyncs would make a paused clock leap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_reactor_is_retried_with_growing_delays_until_it_succeeds() {
+    let w = world();
+    let recorder = Recorder::new(
+        false,
+        Box::new(|_, n| {
+            if n <= 4 {
+                Err(Failure::Retry(format!("not yet ({n})")))
+            } else {
+                Ok(Action::Done)
+            }
+        }),
+    );
+    let mut opts = options(2);
+    opts.backoff.base = Duration::from_millis(50);
+    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), opts);
+    w.store
+        .apply(vec![thing("flaky", json!(1))])
+        .await
+        .expect("apply");
+    let store = w.store.clone();
+    eventually("a failure shows in status", || {
+        futures::executor::block_on(store.get("Thing", "flaky"))
+            .ok()
+            .flatten()
+            .and_then(|o| status::read(&o, "recorder"))
+            .is_some_and(|s| {
+                s.attempts >= 1 && s.last_error.is_some_and(|e| e.starts_with("not yet"))
+            })
+    })
+    .await;
+    eventually("the fifth call succeeds", || recorder.calls().len() >= 5).await;
+    let times = recorder.times();
+    let gaps: Vec<u128> = times
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_millis())
+        .collect();
+    for (gap, min) in gaps.iter().zip([50u128, 100, 200, 400]) {
+        assert!(*gap >= min, "each retry waits its backoff: {gaps:?}");
+    }
+    assert!(gaps.windows(2).all(|w| w[1] > w[0]), "growing: {gaps:?}");
+    eventually("status shows success", || {
+        futures::executor::block_on(store.get("Thing", "flaky"))
+            .ok()
+            .flatten()
+            .and_then(|o| status::read(&o, "recorder"))
+            .is_some_and(|s| {
+                s.observed_generation == Some(1) && s.last_error.is_none() && s.attempts == 0
+            })
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        recorder.calls().len(),
+        5,
+        "no more calls once it succeeded (status writes do not re-trigger)"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_permanent_error_stops_retries_and_shows_in_status() {
+    let w = world();
+    let recorder = Recorder::new(
+        false,
+        Box::new(|_, _| Err(Failure::Permanent("bad spec".into()))),
+    );
+    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(2));
+    w.store
+        .apply(vec![thing("broken", json!(1))])
+        .await
+        .expect("apply");
+    let store = w.store.clone();
+    eventually("status shows the permanent error", || {
+        futures::executor::block_on(store.get("Thing", "broken"))
+            .ok()
+            .flatten()
+            .and_then(|o| status::read(&o, "recorder"))
+            .is_some_and(|s| s.permanent && s.last_error.as_deref() == Some("bad spec"))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(recorder.calls().len(), 1, "not retried");
+    w.store
+        .apply(vec![thing("broken", json!(2))])
+        .await
+        .expect("apply");
+    eventually("a new spec is tried again", || recorder.calls().len() == 2).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn requeue_after_runs_the_object_again() {
+    let w = world();
+    let recorder = Recorder::new(
+        false,
+        Box::new(|_, n| {
+            Ok(if n < 3 {
+                Action::RequeueAfter(Duration::from_secs(2))
+            } else {
+                Action::Done
+            })
+        }),
+    );
+    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(2));
+    w.store
+        .apply(vec![thing("poll", json!(1))])
+        .await
+        .expect("apply");
+    eventually("three runs", || recorder.calls().len() >= 3).await;
+    let times = recorder.times();
+    assert!(
+        times[1] - times[0] >= Duration::from_secs(2),
+        "requeued after 2s"
+    );
+    assert!(
+        matches!(recorder.calls()[1], Call::Update(_, 1, 1)),
+        "a requeue re-runs as an update"
+    );
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    assert_eq!(recorder.calls().len(), 3, "Done ends the requeues");
+}
+
+#[tokio::test(start_paused = true)]
+async fn resync_re_runs_every_object_at_its_period() {
+    let w = world();
+    let mut recorder = Recorder::new(false, ok());
+    Arc::get_mut(&mut recorder).expect("unique").info.resync = Some(Duration::from_secs(60));
+    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(2));
+    w.store
+        .apply(vec![thing("a", json!(1)), thing("b", json!(1))])
+        .await
+        .expect("apply");
+    eventually("created", || recorder.calls().len() >= 2).await;
+    tokio::time::sleep(Duration::from_secs(61)).await;
+    eventually("resynced", || recorder.calls().len() >= 4).await;
+    let calls = recorder.calls();
+    assert!(
+        calls[2..]
+            .iter()
+            .all(|c| matches!(c, Call::Update(_, 1, 1))),
+        "{calls:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delete_made_while_no_controller_runs_is_delivered_after_restart() {
+    let w = world();
+    let recorder = Recorder::new(true, ok());
+    let controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(2));
+    w.store
+        .apply(vec![thing("keep", json!(1))])
+        .await
+        .expect("apply");
+    let store = w.store.clone();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let object = store
+            .get("Thing", "keep")
+            .await
+            .expect("get")
+            .expect("exists");
+        if object.meta.finalizers.contains(&finalizer_of("recorder"))
+            && status::read(&object, "recorder").and_then(|s| s.observed_generation) == Some(1)
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "finalizer and status never written"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(controller);
+    let held = w.store.delete("Thing", "keep", None).await.expect("delete");
+    assert!(held.expect("held by the finalizer").meta.deleting);
+
+    // A new controller with nothing in memory, as after kill -9.
+    let fresh = Recorder::new(true, ok());
+    let shared = EngineContext {
+        reflectors: Arc::new(Reflectors::new(w.store.clone())),
+        ..w.shared.clone()
+    };
+    let _controller = Reconciler::start(fresh.clone(), shared, options(2));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while store.get("Thing", "keep").await.expect("get").is_some() {
+        assert!(Instant::now() < deadline, "the object was never released");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(fresh.calls(), vec![Call::Delete("keep".into())]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_version_takes_the_next_events_without_restarting_the_controller() {
+    let w = world();
+    let engine = reactor_host::controller::Engine::new(w.store.clone(), options(2));
+    let first = Recorder::new(false, ok());
+    engine.attach(first.clone());
+    w.store
+        .apply(vec![thing("obj", json!(1))])
+        .await
+        .expect("apply");
+    eventually("the first version created it", || {
+        first.calls() == vec![Call::Create("obj".into(), 1)]
+    })
+    .await;
+
+    // The same reactor, reloaded: same name, same description, new logic.
+    let second = Recorder::new(false, ok());
+    engine.attach(second.clone());
+    assert_eq!(engine.attached_names(), vec!["recorder".to_string()]);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        second.calls().is_empty(),
+        "a kept controller re-runs nothing: {:?}",
+        second.calls()
+    );
+
+    w.store
+        .apply(vec![thing("obj", json!(2))])
+        .await
+        .expect("apply");
+    eventually("the new version gets the next change", || {
+        second.calls() == vec![Call::Update("obj".into(), 1, 2)]
+    })
+    .await;
+    assert_eq!(first.calls().len(), 1, "the old version gets nothing more");
+    assert!(engine.detach("recorder"));
+    assert!(engine.attached_names().is_empty());
+}
+
+/// A store whose watch events arrive `lag` late, as a reflector's cache lags the writes of a
+/// remote store (etcd): reads and writes go straight through.
+struct Lagging {
+    inner: Arc<dyn Store>,
+    lag: Duration,
+}
+
+#[async_trait]
+impl Store for Lagging {
+    async fn get(&self, kind: &str, name: &str) -> Result<Option<Object>, StoreError> {
+        self.inner.get(kind, name).await
+    }
+    async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError> {
+        self.inner.list(kind, selector).await
+    }
+    async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError> {
+        self.inner.apply(requests).await
+    }
+    async fn set_status(
+        &self,
+        kind: &str,
+        name: &str,
+        status: serde_json::Value,
+        expected_revision: Option<Revision>,
+    ) -> Result<Object, StoreError> {
+        self.inner
+            .set_status(kind, name, status, expected_revision)
+            .await
+    }
+    async fn set_finalizers(
+        &self,
+        kind: &str,
+        name: &str,
+        finalizers: Vec<String>,
+        expected_revision: Option<Revision>,
+    ) -> Result<Option<Object>, StoreError> {
+        self.inner
+            .set_finalizers(kind, name, finalizers, expected_revision)
+            .await
+    }
+    async fn delete(
+        &self,
+        kind: &str,
+        name: &str,
+        expected_revision: Option<Revision>,
+    ) -> Result<Option<Object>, StoreError> {
+        self.inner.delete(kind, name, expected_revision).await
+    }
+    async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {
+        let lag = self.lag;
+        let stream = self.inner.watch(kind, from).await?;
+        Ok(stream
+            .then(move |event| async move {
+                tokio::time::sleep(lag).await;
+                event
+            })
+            .boxed())
+    }
+    async fn revision(&self) -> Result<Revision, StoreError> {
+        self.inner.revision().await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handled_delete_is_not_handled_again_while_the_cache_still_shows_the_object() {
+    let w = world();
+    let lag = Duration::from_millis(400);
+    let lagging: Arc<dyn Store> = Arc::new(Lagging {
+        inner: w.store.clone(),
+        lag,
+    });
+    let shared = EngineContext {
+        reflectors: Arc::new(Reflectors::new(lagging)),
+        ..w.shared.clone()
+    };
+    // Resyncs far more often than the cache catches up: runs on the object keep coming while
+    // the cache still shows it deleting after our own finalizer removal released it.
+    let mut recorder = Recorder::new(true, ok());
+    Arc::get_mut(&mut recorder).expect("unique").info.resync = Some(Duration::from_millis(20));
+    let _controller = Reconciler::start(recorder.clone(), shared, options(2));
+    w.store
+        .apply(vec![thing("keep", json!(1))])
+        .await
+        .expect("apply");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let object = w.store.get("Thing", "keep").await.expect("get");
+        let object = object.expect("exists");
+        if object.meta.finalizers.contains(&finalizer_of("recorder"))
+            && status::read(&object, "recorder").and_then(|s| s.observed_generation) == Some(1)
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never handled");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    w.store.delete("Thing", "keep", None).await.expect("delete");
+    eventually("on-delete ran", || {
+        recorder.calls().contains(&Call::Delete("keep".into()))
+    })
+    .await;
+    // Past the window in which the cache still shows the object, and then some.
+    tokio::time::sleep(lag * 3).await;
+    assert!(
+        w.store.get("Thing", "keep").await.expect("get").is_none(),
+        "released"
+    );
+    let deletes = recorder
+        .calls()
+        .iter()
+        .filter(|c| matches!(c, Call::Delete(_)))
+        .count();
+    assert_eq!(deletes, 1, "on-delete ran {deletes} times for one delete");
+}

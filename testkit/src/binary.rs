@@ -1,0 +1,45 @@
+//! Where the `reactor-host` binary under test is: `$REACTOR_HOST_BIN`, else the one cargo built beside the running program.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The `reactor-host` binary the launchers run.
+///
+/// `$REACTOR_HOST_BIN` overrides it (a copy of the binary, when several worktrees share one
+/// target folder and overwrite its binary). Otherwise it is the binary cargo built for this
+/// profile: beside the running program (a bench binary in `target/release/`) or one folder
+/// up from it (a test binary in `target/debug/deps/`), as cargo places `CARGO_BIN_EXE_*`.
+pub fn reactor_host_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(path) = std::env::var_os("REACTOR_HOST_BIN") {
+            return path.into();
+        }
+        let profile = profile_dir();
+        let bin = profile.join(format!("reactor-host{}", std::env::consts::EXE_SUFFIX));
+        assert!(
+            bin.exists(),
+            "no reactor-host binary at {} (build it with `cargo build -p reactor-host`, or set REACTOR_HOST_BIN)",
+            bin.display()
+        );
+        bin
+    })
+}
+
+/// The profile folder of the running program (`target/debug`, `target/release`).
+pub(crate) fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("the running program's path: {e}"));
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    if dir.file_name().is_some_and(|name| name == "deps") {
+        dir.parent().unwrap_or(dir).to_owned()
+    } else {
+        dir.to_owned()
+    }
+}
+
+/// A scratch folder in the target folder that outlives test runs, as cargo's
+/// `CARGO_TARGET_TMPDIR` (`target/tmp`): built guests are cached there.
+pub fn target_tmpdir() -> PathBuf {
+    let profile = profile_dir();
+    profile.parent().unwrap_or(&profile).join("tmp")
+}

@@ -1,0 +1,274 @@
+//! `reactor-host serve` on a free loopback port, and its client commands, for tests.
+
+use crate::binary::reactor_host_bin;
+use crate::etcd;
+use crate::eventually::eventually;
+use crate::lines::spawn_line_reader;
+use crate::output::{stderr, stdout};
+use crate::watcher::Watcher;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+/// A `reactor-host serve` process on a free loopback port.
+pub struct Host {
+    child: Child,
+    pub url: String,
+    pub data: PathBuf,
+    /// The etcd it stores in, when the suite runs on the etcd backend.
+    _etcd: Option<Arc<etcd::Etcd>>,
+}
+
+/// The backend matrix: with `REACTOR_TEST_STORE=etcd` every server a test starts without
+/// its own `--store` stores in an etcd of its own, kept (by data folder) across restarts.
+/// A test of the embedded store's own change log (`--log-retention`) stays on it.
+fn store_for(data: &Path, extra: &[&str]) -> Option<Arc<etcd::Etcd>> {
+    static RUNNING: Mutex<BTreeMap<PathBuf, Weak<etcd::Etcd>>> = Mutex::new(BTreeMap::new());
+    if std::env::var("REACTOR_TEST_STORE").as_deref() != Ok("etcd")
+        || extra.contains(&"--store")
+        || extra.contains(&"--log-retention")
+    {
+        return None;
+    }
+    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(etcd) = running.get(data).and_then(Weak::upgrade) {
+        return Some(etcd);
+    }
+    let etcd = Arc::new(etcd::Etcd::start_in(data.with_extension("etcd")));
+    running.insert(data.to_owned(), Arc::downgrade(&etcd));
+    Some(etcd)
+}
+
+/// Why a server did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("cannot open the server log {path}")]
+    Log {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start {bin}")]
+    Spawn {
+        bin: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("serve did not print its address within 30s; its log:\n{log}")]
+    NoAddress { log: String },
+    #[error("serve printed {line:?} instead of its address")]
+    FirstLine { line: String },
+}
+
+impl Host {
+    /// Starts `serve` on `data` (components in `data/components`) with `extra` arguments;
+    /// on the etcd backend of the matrix (`REACTOR_TEST_STORE=etcd`) unless `extra` names a
+    /// store. Fails the test if it does not start.
+    pub fn start(data: &Path, extra: &[&str]) -> Host {
+        let etcd = store_for(data, extra);
+        let store: Vec<String> = etcd
+            .iter()
+            .flat_map(|e| ["--store".to_owned(), e.url("/reactor")])
+            .collect();
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(store.iter().map(String::as_str));
+        let mut host = Host::launch(data, &data.join("components"), &args, &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        host._etcd = etcd;
+        host
+    }
+
+    /// Starts `serve --data DATA --components COMPONENTS EXTRA…` with `env` added to its
+    /// environment, on the store `extra` names (embedded by default); answers once it
+    /// printed its address. Its log is `DATA.serve.log`.
+    pub fn launch(
+        data: &Path,
+        components: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Host, LaunchError> {
+        let log_path = data.with_extension("serve.log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(|source| LaunchError::Log {
+                path: log_path.clone(),
+                source,
+            })?;
+        let bin = reactor_host_bin();
+        let mut child = Command::new(bin)
+            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .args(["--components"])
+            .arg(components)
+            .args(extra)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .map_err(|source| LaunchError::Spawn {
+                bin: bin.to_owned(),
+                source,
+            })?;
+        let mut lines = spawn_line_reader(child.stdout.take().expect("stdout is piped"));
+        let mut host = Host {
+            child,
+            url: String::new(),
+            data: data.to_owned(),
+            _etcd: None,
+        };
+        let Some(first) = lines.next_within(Duration::from_secs(30)) else {
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            return Err(LaunchError::NoAddress { log });
+        };
+        let Some(url) = first.strip_prefix("reactor-host listening on ") else {
+            return Err(LaunchError::FirstLine { line: first });
+        };
+        host.url = url.to_owned();
+        Ok(host)
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends `signal` (e.g. `-STOP`, `-CONT`) to the server process.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill {signal}");
+    }
+
+    /// What the server logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.data.with_extension("serve.log")).unwrap_or_default()
+    }
+
+    /// `kill -9`: no chance to flush or clean up.
+    pub fn kill9(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaped");
+    }
+
+    /// Runs a client command against this server with the token from its data folder.
+    pub fn cli(&self, args: &[&str]) -> Output {
+        self.cli_with_stdin(args, None)
+    }
+
+    pub fn cli_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut command = client_command(&self.url, &self.data, args);
+        command.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = command.spawn().expect("client starts");
+        if let Some(text) = stdin {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .expect("stdin piped")
+                .write_all(text.as_bytes())
+                .expect("stdin written");
+        }
+        child.wait_with_output().expect("client finishes")
+    }
+
+    /// Starts `reactor-host watch …` and returns its output lines as they come.
+    pub fn watch(&self, args: &[&str]) -> Watcher {
+        let mut child = client_command(&self.url, &self.data, args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("watch starts");
+        let lines = spawn_line_reader(child.stdout.take().expect("stdout piped"));
+        Watcher::new(child, lines)
+    }
+
+    /// Waits until component `name` is loaded and ready.
+    pub fn wait_ready(&self, name: &str) {
+        eventually(&format!("{name} is ready"), 60, || {
+            stdout(&self.cli(&["components"]))
+                .lines()
+                .any(|l| l.starts_with(&format!("{name} ")) && l.contains("ready"))
+                .then_some(())
+        });
+    }
+
+    /// The components folder this server watches.
+    pub fn components_dir(&self) -> PathBuf {
+        self.data.join("components")
+    }
+
+    /// An API client with this server's token.
+    pub fn client(&self) -> reactor_host::api::Client {
+        reactor_host::api::Client::new(&self.url, Some(self.token()))
+    }
+
+    /// `get -o json` of one object, or `None` if it does not exist.
+    pub fn object(&self, kind: &str, name: &str) -> Option<serde_json::Value> {
+        let out = self.cli(&["get", kind, name, "-o", "json"]);
+        out.status
+            .success()
+            .then(|| serde_json::from_slice(&out.stdout).expect("get -o json prints JSON"))
+    }
+
+    /// The Prometheus text of `/metrics`.
+    pub fn metrics(&self) -> String {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime
+            .block_on(self.client().get_text("/metrics"))
+            .expect("metrics")
+    }
+
+    pub fn token(&self) -> String {
+        std::fs::read_to_string(self.data.join("token"))
+            .expect("token file")
+            .trim()
+            .to_owned()
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        // A stopped process must be continued to die promptly.
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn client_command(url: &str, data: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(reactor_host_bin());
+    command
+        .args(args)
+        .args(["--server", url, "--data"])
+        .arg(data)
+        .env_remove("REACTOR_TOKEN")
+        .env_remove("REACTOR_SERVER");
+    command
+}
+
+/// `get ARGS -o json`, parsed; fails the test if the command fails.
+pub fn get_json(host: &Host, args: &[&str]) -> serde_json::Value {
+    let mut full = vec!["get"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["-o", "json"]);
+    let out = host.cli(&full);
+    assert!(out.status.success(), "get failed: {}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("get -o json prints JSON")
+}

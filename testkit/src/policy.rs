@@ -1,0 +1,59 @@
+//! The Policy example on a server: start it, apply policies, the item keys a policy
+//! publishes, and the objects of the user flow.
+
+use crate::components::install;
+use crate::host::Host;
+use crate::output::stderr;
+use std::collections::BTreeSet;
+
+/// A server running the Policy reactor; `extra` flags go to `serve`.
+pub fn policy_host(tmp: &std::path::Path, extra: &[&str]) -> Host {
+    let data = tmp.join("data");
+    install("policy-rust", &data.join("components"));
+    let host = Host::start(&data, extra);
+    host.wait_ready("policy-rust");
+    host
+}
+
+/// `apply -f -` of `yaml`; fails the test if it fails.
+pub fn apply(host: &Host, yaml: &str) {
+    let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(yaml));
+    assert!(out.status.success(), "apply: {}", stderr(&out));
+}
+
+/// A Policy `name` selecting agents labelled `role=ROLE`, allowing `rules`.
+pub fn policy(name: &str, role: &str, rules: &[&str]) -> String {
+    let rules: Vec<String> = rules
+        .iter()
+        .map(|r| format!("{{name: \"{r}\", action: allow}}"))
+        .collect();
+    format!(
+        "kind: Policy\nname: {name}\nspec: {{selector: {{role: {role}}}, rules: [{}]}}\n",
+        rules.join(", ")
+    )
+}
+
+/// The item keys `policy` publishes for `rules`.
+pub fn keys(policy: &str, rules: &[&str]) -> BTreeSet<String> {
+    rules
+        .iter()
+        .map(|r| format!("policy/{policy}/{r}"))
+        .collect()
+}
+
+/// The three objects of the user flow (two Policies, a Gateway).
+pub const THREE: &str = "\
+kind: Policy
+name: web-allow
+labels: {app: web}
+spec: {rules: [{name: http, action: allow}]}
+---
+kind: Policy
+name: db-deny
+labels: {app: db}
+spec: {rules: [{name: all, action: deny}]}
+---
+kind: Gateway
+name: edge
+spec: {port: 443}
+";

@@ -1,0 +1,220 @@
+//! Nimbus and agents through the real binaries: a server running examples/policy-rust and
+//! several `reactor-host agent` processes that come and go (kill -9, SIGSTOP, compaction).
+
+use reactor_testkit::Agent;
+use reactor_testkit::policy::{apply, keys, policy, policy_host};
+use reactor_testkit::{Host, assert_fails_with, eventually, stdout};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+fn converges(agent: &Agent, want: &BTreeSet<String>) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while agent.applied() != *want {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} holds {:?}, not {want:?}; its log:\n{}",
+            agent.id,
+            agent.applied(),
+            agent.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn agents_json(host: &Host) -> Vec<Value> {
+    let out = host.cli(&["agents", "--json"]);
+    assert!(
+        out.status.success(),
+        "agents: {}",
+        reactor_testkit::stderr(&out)
+    );
+    serde_json::from_slice(&out.stdout).expect("agents --json prints JSON")
+}
+
+fn agent_view(host: &Host, id: &str) -> Option<Value> {
+    agents_json(host).into_iter().find(|a| a["id"] == id)
+}
+
+#[test]
+fn items_reach_exactly_their_targets_and_status_comes_back_up() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = policy_host(tmp.path(), &[]);
+    let web1 = Agent::start(&host, tmp.path(), "web-1", &["role=web"]);
+    let web2 = Agent::start(&host, tmp.path(), "web-2", &["role=web", "zone=b"]);
+    let db = Agent::start(&host, tmp.path(), "db-1", &["role=db"]);
+    apply(
+        &host,
+        &format!(
+            "{}---\n{}",
+            policy("web-allow", "web", &["http", "https"]),
+            policy("db-allow", "db", &["pg"])
+        ),
+    );
+    let web = keys("web-allow", &["http", "https"]);
+    converges(&web1, &web);
+    converges(&web2, &web);
+    converges(&db, &keys("db-allow", &["pg"]));
+    assert_eq!(
+        web1.value("policy/web-allow/http"),
+        Some(serde_json::json!({"name": "http", "action": "allow"}))
+    );
+
+    // on-agent-status ran for each agent, and the host rolled up the propagation.
+    let status = eventually("web-allow's agents and propagation", 30, || {
+        let status = host.object("Policy", "web-allow")?["status"].clone();
+        (status["agents"] == serde_json::json!({"web-1": 2, "web-2": 2})
+            && status["propagation"]["updated"] == 2)
+            .then_some(status)
+    });
+    assert_eq!(status["propagation"]["pending"], 0);
+    assert_eq!(status["propagation"]["generation"], 1);
+    assert_eq!(status["ruleCount"], 2);
+
+    let table = stdout(&host.cli(&["agents"]));
+    let header = table.lines().next().expect("a header");
+    for column in [
+        "ID",
+        "CONNECTED",
+        "LAST SEEN",
+        "APPLIED",
+        "PENDING",
+        "FAILED",
+    ] {
+        assert!(header.contains(column), "{header}");
+    }
+    let db_line = table
+        .lines()
+        .find(|l| l.starts_with("db-1 "))
+        .expect("db-1 listed");
+    assert!(db_line.contains(" yes "), "{db_line}");
+    let view = agent_view(&host, "web-2").expect("web-2 listed");
+    assert_eq!(view["applied"], 2);
+    assert_eq!(view["labels"]["zone"], "b");
+
+    // A change of rules: one withdrawn, one added; the roll-up follows the new generation.
+    apply(&host, &policy("web-allow", "web", &["http", "ssh"]));
+    let web = keys("web-allow", &["http", "ssh"]);
+    converges(&web1, &web);
+    converges(&web2, &web);
+    eventually("propagation of generation 2", 30, || {
+        let p = host.object("Policy", "web-allow")?["status"]["propagation"].clone();
+        (p["generation"] == 2 && p["updated"] == 2 && p["pending"] == 0).then_some(())
+    });
+
+    // An item the agent cannot apply is reported failed, up to the agents table and roll-up.
+    apply(&host, &policy("escape", "db", &[".."]));
+    eventually("db-1 reports the failed item", 30, || {
+        let view = agent_view(&host, "db-1")?;
+        let p = host.object("Policy", "escape")?["status"]["propagation"].clone();
+        (view["failed"] == 1 && view["applied"] == 1 && p["failed"] == 1 && p["pending"] == 1)
+            .then_some(())
+    });
+
+    // Deleting a policy withdraws its items from its agents.
+    assert!(host.cli(&["delete", "Policy", "db-allow"]).status.success());
+    converges(&db, &BTreeSet::new());
+    converges(&web1, &web);
+}
+
+#[test]
+fn a_killed_agent_converges_to_what_changed_while_it_was_away() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = policy_host(tmp.path(), &[]);
+    let mut agent = Agent::start(&host, tmp.path(), "edge-1", &["role=edge"]);
+    apply(
+        &host,
+        &format!(
+            "{}---\n{}",
+            policy("a", "edge", &["x", "y"]),
+            policy("b", "edge", &["z"])
+        ),
+    );
+    let mut want = keys("a", &["x", "y"]);
+    want.extend(keys("b", &["z"]));
+    converges(&agent, &want);
+
+    agent.kill9();
+    eventually("edge-1 shows as disconnected", 30, || {
+        (agent_view(&host, "edge-1")?["connected"] == false).then_some(())
+    });
+    apply(&host, &policy("a", "edge", &["x", "w"]));
+    assert!(host.cli(&["delete", "Policy", "b"]).status.success());
+    eventually("b's items are withdrawn", 30, || {
+        host.object("Policy", "b").is_none().then_some(())
+    });
+    agent.restart();
+    converges(&agent, &keys("a", &["x", "w"]));
+    eventually("edge-1 is connected again", 30, || {
+        (agent_view(&host, "edge-1")?["connected"] == true).then_some(())
+    });
+}
+
+#[test]
+fn a_stopped_agent_does_not_hold_back_the_others_and_converges_when_continued() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = policy_host(tmp.path(), &[]);
+    let slow = Agent::start(&host, tmp.path(), "slow", &["role=web"]);
+    let fast = Agent::start(&host, tmp.path(), "fast", &["role=web"]);
+    apply(&host, &policy("p", "web", &["one"]));
+    converges(&slow, &keys("p", &["one"]));
+    converges(&fast, &keys("p", &["one"]));
+
+    slow.pause();
+    let rules: Vec<String> = (0..50).map(|i| format!("r{i}")).collect();
+    let rules: Vec<&str> = rules.iter().map(String::as_str).collect();
+    apply(&host, &policy("p", "web", &rules));
+    converges(&fast, &keys("p", &rules));
+    assert_eq!(
+        slow.applied(),
+        keys("p", &["one"]),
+        "a stopped agent applies nothing"
+    );
+    slow.resume();
+    converges(&slow, &keys("p", &rules));
+}
+
+#[test]
+fn an_agent_behind_the_compacted_log_relists_and_drops_what_was_deleted() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // A tiny log: the agent's resume revision is compacted away while it is down.
+    let host = policy_host(tmp.path(), &["--log-retention", "8"]);
+    let mut agent = Agent::start(&host, tmp.path(), "n1", &["role=web"]);
+    apply(&host, &policy("old", "web", &["a", "b"]));
+    converges(&agent, &keys("old", &["a", "b"]));
+    agent.kill9();
+    assert!(host.cli(&["delete", "Policy", "old"]).status.success());
+    for i in 0..10 {
+        apply(&host, &policy(&format!("new-{i}"), "web", &["c"]));
+    }
+    agent.restart();
+    let want: BTreeSet<String> = (0..10)
+        .flat_map(|i| keys(&format!("new-{i}"), &["c"]))
+        .collect();
+    converges(&agent, &want);
+    let log = agent.log();
+    assert!(log.contains("re-listed"), "the agent re-listed: {log}");
+}
+
+#[test]
+fn agents_without_the_token_get_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = policy_host(tmp.path(), &[]);
+    let run = |token: Option<&str>| {
+        let mut command = std::process::Command::new(reactor_testkit::reactor_host_bin());
+        command
+            .args(["agent", "--id", "intruder", "--server", &host.url])
+            .arg("--data")
+            .arg(tmp.path().join("intruder"))
+            .env_remove("REACTOR_TOKEN");
+        if let Some(token) = token {
+            command.args(["--token", token]);
+        }
+        command.output().expect("agent runs")
+    };
+    assert_fails_with(&run(Some("wrong")), &["refused the agent's token"]);
+    assert_fails_with(&run(None), &["needs the server's token"]);
+    assert!(
+        agent_view(&host, "intruder").is_none(),
+        "a refused agent is not registered"
+    );
+}

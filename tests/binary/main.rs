@@ -1,0 +1,27 @@
+//! Every test that drives the real `reactor-host` binary (servers, agents, the CLI), in one
+//! test binary: one link of wasmtime instead of one per file. Each module is one suite; run
+//! one with `cargo test -p reactor-host --test binary -- MODULE::`. The fixtures are in
+//! `reactor-testkit`; `scripts/test.sh` runs the suites marked "etcd matrix" again with
+//! `REACTOR_TEST_STORE=etcd`.
+
+mod agent_scheduler; // etcd matrix
+mod agents; // etcd matrix
+mod cli_bad_input; // etcd matrix
+mod cli_etcd;
+mod cli_flow; // etcd matrix
+mod components_api; // etcd matrix
+mod engine_wasm; // etcd matrix
+mod languages;
+mod replicas;
+
+/// The fixtures find the binary cargo built for these tests (unless `REACTOR_HOST_BIN`
+/// names another): the path they run is the one cargo hands this test binary.
+#[test]
+fn the_fixtures_run_the_binary_cargo_built() {
+    if std::env::var_os("REACTOR_HOST_BIN").is_none() {
+        assert_eq!(
+            reactor_testkit::reactor_host_bin(),
+            std::path::Path::new(env!("CARGO_BIN_EXE_reactor-host"))
+        );
+    }
+}
