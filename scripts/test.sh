@@ -11,5 +11,5 @@ cargo test --workspace --no-fail-fast "$@" || status=$?
 # not hide what this one finds.
 REACTOR_TEST_STORE=etcd cargo test -p reactor-host --no-fail-fast \
     --test cli_bad_input --test cli_flow --test engine_wasm --test agents \
-    --test components_api --test agent_scheduler "$@" || status=$?
+    --test components_api --test agent_scheduler --test harden "$@" || status=$?
 exit "$status"
