@@ -140,6 +140,8 @@ mod tests {
     fn round_trip_and_errors() {
         let sel: Selector = "a=b,c!=d,e,!f".parse().expect("parses");
         assert_eq!(sel.to_string(), "a=b,c!=d,e,!f");
+        let sel: Selector = "a===b".parse().expect("parses");
+        assert_eq!(sel.to_string().parse::<Selector>(), Ok(sel));
         assert!("=x".parse::<Selector>().is_err());
         assert!("a b=c".parse::<Selector>().is_err());
     }
@@ -150,7 +152,7 @@ mod tests {
 
         fn requirement() -> impl Strategy<Value = Requirement> {
             let key = "[a-z0-9][a-z0-9._/-]{0,12}";
-            let value = "[A-Za-z0-9._-]{0,12}";
+            let value = "=?[A-Za-z0-9._-]{0,12}";
             prop_oneof![
                 (key, value).prop_map(|(k, v)| Requirement::Equals(k, v)),
                 (key, value).prop_map(|(k, v)| Requirement::NotEquals(k, v)),
