@@ -7,6 +7,7 @@ mod dispatch;
 mod end_to_end;
 mod etcd;
 mod fan_out;
+mod hardening;
 mod kvscheduler;
 mod languages;
 mod machine;
@@ -45,7 +46,7 @@ enum Command {
         /// The built components (scripts/build-components.sh OUT).
         components: PathBuf,
         /// Scenarios to run (default: all): store dispatch reload end-to-end fan-out
-        /// replicas kvscheduler restart languages memory.
+        /// replicas kvscheduler restart languages memory hardening.
         scenarios: Vec<String>,
         #[command(flatten)]
         sizes: scenarios::Sizes,

@@ -17,6 +17,7 @@ pub const SCENARIOS: &[&str] = &[
     "restart",
     "languages",
     "memory",
+    "hardening",
 ];
 
 /// A whole run.

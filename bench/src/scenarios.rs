@@ -65,6 +65,7 @@ pub async fn run(names: &[String], components: &Path, sizes: &Sizes) -> Report {
             "end-to-end" => end_to_end_rows(components, &cache, sizes).await,
             "restart" => restart_rows(components, sizes).await,
             "memory" => memory_rows(components).await,
+            "hardening" => hardening_rows().await,
             "languages" => language_rows(components).await,
             "fan-out" => fan_out_rows(sizes).await,
             "replicas" => {
@@ -359,6 +360,34 @@ async fn restart_rows(components: &Path, sizes: &Sizes) -> anyhow::Result<Rows> 
                 ),
             ),
         ],
+        Vec::new(),
+    ))
+}
+
+async fn hardening_rows() -> anyhow::Result<Rows> {
+    let h = crate::hardening::run(400, 6).await?;
+    let how = format!(
+        "the release `reactor-host serve` (embedded store, default limits) given {} objects of {} KiB, then {} watches that never read a byte ({} replaying the log from revision 0, the rest following live), {} more writes of the same objects, and {} oversized requests (a 100 MB object, a 100 MB status, twelve 40 MB statuses), {} of them refused; VmRSS 2 s later, against the same server's VmRSS once the objects were written",
+        h.objects,
+        h.object_bytes >> 10,
+        h.stalled_watchers,
+        h.stalled_watchers / 2,
+        h.objects,
+        h.oversized,
+        h.refused
+    );
+    Ok((
+        vec![Scenario::measured(
+            "hardening",
+            "host RSS with stalled watchers and oversized requests (MB)",
+            h.rss_after as f64 / 1e6,
+            (
+                "the same server before them",
+                Some(h.rss_before as f64 / 1e6),
+            ),
+            (Target::ValueAtMost(400.0), "≤ 400 MB"),
+            &how,
+        )],
         Vec::new(),
     ))
 }

@@ -7,6 +7,7 @@ pub mod controller;
 pub mod kvscheduler;
 pub mod nimbus;
 pub mod object;
+pub mod private;
 pub mod runtime;
 pub mod store;
 

@@ -1,6 +1,6 @@
 //! Every test that drives the real `reactor-host` binary (servers, agents, the CLI), in one
 //! test binary: one link of wasmtime instead of one per file. Each module is one suite; run
-//! one with `cargo test -p reactor-host --test binary -- MODULE::`. The fixtures are in
+//! one with `cargo test --workspace --test binary -- MODULE::`. The fixtures are in
 //! `reactor-testkit`; `scripts/test.sh` runs the suites marked "etcd matrix" again with
 //! `REACTOR_TEST_STORE=etcd`.
 
@@ -11,6 +11,7 @@ mod cli_etcd;
 mod cli_flow; // etcd matrix
 mod components_api; // etcd matrix
 mod engine_wasm; // etcd matrix
+mod harden; // etcd matrix
 mod languages;
 mod replicas;
 

@@ -1,7 +1,7 @@
 //! Values put through the agent's own API (not through Nimbus), kept in
 //! `<data>/local-values.json` so that a restarted agent configures them again.
 
-use super::state::write_durably;
+use crate::private::write_durably;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -38,6 +38,11 @@ pub enum AgentError {
     Local(#[from] LocalError),
     #[error("descriptors: {0}")]
     Runtime(#[from] RuntimeError),
+    #[error("cannot create the agent's data folder {path}: {source}")]
+    Data {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: String,
@@ -79,6 +84,10 @@ pub struct AgentConfig {
 /// Runs the agent until it fails for good (a refused token, an unusable state file).
 pub async fn run(config: AgentConfig) -> Result<(), AgentError> {
     let client = Client::new(&config.server, Some(config.token.clone()));
+    crate::private::create_dir(&config.data).map_err(|source| AgentError::Data {
+        path: config.data.clone(),
+        source,
+    })?;
     let mut state = AgentState::load(&config.data)?;
     let mut applier: Box<dyn Applier> = match &config.scheduler {
         Some(scheduler) => Box::new(start_scheduler(&config, scheduler, &state).await?),

@@ -3,6 +3,7 @@
 
 use crate::nimbus::{AgentReport, ReportState};
 use crate::object::Revision;
+use crate::private::write_durably;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -97,18 +98,6 @@ impl AgentState {
             .map(|(key, item)| report(agent, key, item))
             .collect()
     }
-}
-
-/// Writes `bytes` to `path` atomically and durably: a crash leaves the old or the new
-/// content, never half of it.
-pub(crate) fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let partial = path.with_extension("partial");
-    std::fs::write(&partial, bytes)?;
-    std::fs::File::open(&partial)?.sync_all()?;
-    std::fs::rename(&partial, path)
 }
 
 pub fn report(agent: &str, key: &str, item: &HeldItem) -> AgentReport {

@@ -38,7 +38,7 @@ pub fn load_or_create(data: &Path) -> Result<String, TokenError> {
         path: path.clone(),
         source,
     };
-    std::fs::create_dir_all(data).map_err(create)?;
+    crate::private::create_dir(data).map_err(create)?;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]

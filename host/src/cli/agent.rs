@@ -22,6 +22,9 @@ pub struct AgentArgs {
     /// The API token of the server.
     #[arg(long, env = "REACTOR_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// A file holding the API token (kept out of the command line, which other users see).
+    #[arg(long, env = "REACTOR_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
     /// Where the agent keeps what it holds, to resume after a restart.
     #[arg(long, default_value = "./agent-data")]
     pub data: PathBuf,
@@ -65,9 +68,8 @@ fn parse_label(text: &str) -> Result<(String, String), String> {
 
 pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     crate::object::validate_name(&args.id).with_context(|| format!("--id {}", args.id))?;
-    let token = args
-        .token
-        .context("the agent needs the server's token: pass --token or set REACTOR_TOKEN")?;
+    let token = super::client_args::given_token(args.token.as_deref(), args.token_file.as_deref())?
+        .context("the agent needs the server's token: pass --token-file or set REACTOR_TOKEN")?;
     if args.heartbeat.is_zero() {
         anyhow::bail!("--heartbeat must be longer than zero");
     }

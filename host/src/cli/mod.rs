@@ -10,6 +10,7 @@ mod delete;
 mod get;
 mod scheduler;
 mod serve;
+mod store;
 mod table;
 mod watch;
 
@@ -46,6 +47,8 @@ pub enum Command {
     Agents(agents::AgentsArgs),
     /// Ask an agent's KV scheduler: values' states, dump, graph, history; resync, notify, txn.
     Scheduler(scheduler::SchedulerArgs),
+    /// Maintain the embedded store: `store verify` checks a stopped server's file.
+    Store(store::StoreArgs),
 }
 
 impl Command {
@@ -66,5 +69,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Agent(args) => agent::run(args).await,
         Command::Agents(args) => agents::run(args).await,
         Command::Scheduler(args) => scheduler::run(args).await,
+        Command::Store(args) => store::run(args).await,
     }
 }

@@ -16,6 +16,9 @@ pub struct SchedulerArgs {
     /// The API token (the server's, which the agent was given).
     #[arg(long, env = "REACTOR_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// A file holding the API token (kept out of the command line, which other users see).
+    #[arg(long, env = "REACTOR_TOKEN_FILE")]
+    pub token_file: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: SchedulerCommand,
 }
@@ -71,7 +74,8 @@ fn parse_put(text: &str) -> Result<(String, Value), String> {
 }
 
 pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
-    let client = SchedulerClient::new(&args.agent, args.token);
+    let token = super::client_args::given_token(args.token.as_deref(), args.token_file.as_deref())?;
+    let client = SchedulerClient::new(&args.agent, token);
     match args.command {
         SchedulerCommand::Status { key, json } => {
             let statuses = client.status(key.as_deref()).await?;

@@ -55,6 +55,10 @@ pub struct ServeArgs {
     /// chooses).
     #[arg(long)]
     pub allow_component_api: bool,
+    /// The largest object, spec and status included (as JSON), any writer may store: the API,
+    /// reactors and agents alike. Request bodies are limited to 4× this (at least 2 MiB).
+    #[arg(long, default_value_t = crate::store::DEFAULT_MAX_OBJECT_BYTES)]
+    pub max_object_bytes: usize,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -98,6 +102,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             dir: args.components.clone(),
             allow_changes: args.allow_component_api,
         }),
+        max_request_bytes: crate::api::server::request_limit(args.max_object_bytes),
     })
     .await?;
     let addr = server.local_addr()?;
@@ -134,6 +139,7 @@ async fn open_store(
         let options = EmbeddedStoreOptions {
             log_retention: args.log_retention,
             bookmark_interval: args.bookmark_interval,
+            max_object_bytes: args.max_object_bytes,
             ..EmbeddedStoreOptions::default()
         };
         let data = args.data.clone();
@@ -145,6 +151,7 @@ async fn open_store(
     let url = EtcdUrl::parse(url)?;
     let options = EtcdStoreOptions {
         bookmark_interval: args.bookmark_interval,
+        max_object_bytes: args.max_object_bytes,
         ..EtcdStoreOptions::default()
     };
     let store = EtcdStore::connect(&url, options).await?;

@@ -103,7 +103,14 @@ pub async fn follow(
     from: Revision,
     known: HashMap<String, u64>,
 ) -> Result<impl Stream<Item = Result<FeedEvent, StoreError>> + Send + use<>, NimbusError> {
-    let events = store.watch(Some(ITEM_KIND), from).await?;
+    // An agent ahead of the store (whose store was replaced) re-lists, as after compaction.
+    let events = match store.watch(Some(ITEM_KIND), from).await {
+        Err(StoreError::Future { requested, latest }) => Err(StoreError::Compacted {
+            requested,
+            oldest: latest,
+        }),
+        watched => watched,
+    }?;
     let mut known = known;
     Ok(events.filter_map(move |event| {
         let line = match event {

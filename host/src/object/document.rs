@@ -1,8 +1,9 @@
 //! Parses the documents a user applies: YAML (several documents separated by `---`) or JSON
 //! (one object, an array of objects, or a stream of objects).
 
-use super::{ApplyRequest, Meta, NameError};
-use serde::Deserialize;
+use super::{ApplyRequest, Meta, NameError, Revision};
+use serde::de::{MapAccess, Visitor, value::MapAccessDeserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -16,7 +17,7 @@ pub struct DocumentError {
 
 /// The object document as a user writes it. `status` and most of `meta` are server-owned: they
 /// are accepted (so `get -o yaml` output can be re-applied) and ignored, but for
-/// `meta.revision`, the compare-and-swap guard.
+/// `meta.revision`, the compare-and-swap guard. Any other field is refused by name.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct InputDocument {
@@ -32,6 +33,68 @@ struct InputDocument {
     meta: Option<Meta>,
 }
 
+impl From<InputDocument> for ApplyRequest {
+    fn from(doc: InputDocument) -> Self {
+        Self {
+            kind: doc.kind,
+            name: doc.name,
+            labels: doc.labels,
+            spec: doc.spec,
+            expected_revision: doc.meta.map(|m| m.revision).filter(|r| *r != 0),
+        }
+    }
+}
+
+/// An apply request is read from an object document, and only from a map: a list or a scalar
+/// is refused rather than read field by field.
+impl<'de> Deserialize<'de> for ApplyRequest {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Document;
+        impl<'de> Visitor<'de> for Document {
+            type Value = InputDocument;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object document (kind, name, labels, spec, meta)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<InputDocument, A::Error> {
+                InputDocument::deserialize(MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(Document).map(Into::into)
+    }
+}
+
+/// The object document an apply request is sent as.
+#[derive(Serialize)]
+struct OutputDocument<'a> {
+    kind: &'a str,
+    name: &'a str,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    labels: &'a BTreeMap<String, String>,
+    spec: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    meta: Option<RevisionOnly>,
+}
+
+#[derive(Serialize)]
+struct RevisionOnly {
+    revision: Revision,
+}
+
+impl Serialize for ApplyRequest {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        OutputDocument {
+            kind: &self.kind,
+            name: &self.name,
+            labels: &self.labels,
+            spec: &self.spec,
+            meta: self
+                .expected_revision
+                .map(|revision| RevisionOnly { revision }),
+        }
+        .serialize(serializer)
+    }
+}
+
 /// Parses every document in `text` into apply requests, or names the first bad document.
 pub fn parse_documents(text: &str) -> Result<Vec<ApplyRequest>, DocumentError> {
     let trimmed = text.trim_start();
@@ -43,14 +106,8 @@ pub fn parse_documents(text: &str) -> Result<Vec<ApplyRequest>, DocumentError> {
     let mut requests = Vec::new();
     for (index, value) in values {
         let fail = |problem: String| DocumentError { index, problem };
-        let doc: InputDocument = serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
-        let request = ApplyRequest {
-            kind: doc.kind,
-            name: doc.name,
-            labels: doc.labels,
-            spec: doc.spec,
-            expected_revision: doc.meta.map(|m| m.revision).filter(|r| *r != 0),
-        };
+        let request: ApplyRequest =
+            serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
         request
             .validate()
             .map_err(|e: NameError| fail(e.to_string()))?;
@@ -124,6 +181,16 @@ mod tests {
     }
 
     #[test]
+    fn a_request_travels_as_its_document() {
+        let text = "kind: A\nname: a\nlabels: {x: y}\nspec: [1]\nmeta: {revision: 9}\n";
+        let request = parse_documents(text).expect("parses").remove(0);
+        let wire = serde_json::to_value(&request).expect("serialize");
+        assert_eq!(wire["meta"], serde_json::json!({"revision": 9}));
+        let back: ApplyRequest = serde_json::from_value(wire).expect("deserialize");
+        assert_eq!(back, request);
+    }
+
+    #[test]
     fn json_array_and_stream() {
         let arr = r#"[{"kind":"A","name":"a"},{"kind":"A","name":"b"}]"#;
         assert_eq!(parse_documents(arr).expect("array").len(), 2);
@@ -150,7 +217,15 @@ mod tests {
 
         let unknown = "kind: A\nname: a\nspek: {}\n";
         let err = parse_documents(unknown).expect_err("unknown field");
-        assert!(err.problem.contains("spek"), "{err}");
+        assert!(err.problem.contains("unknown field `spek`"), "{err}");
+
+        let unknown_meta = "kind: A\nname: a\nmeta: {revison: 3}\n";
+        let err = parse_documents(unknown_meta).expect_err("unknown meta field");
+        assert!(err.problem.contains("unknown field `revison`"), "{err}");
+
+        let listed = "- [A, a]\n";
+        let err = parse_documents(listed).expect_err("a list is no document");
+        assert!(err.problem.contains("expected an object document"), "{err}");
 
         assert!(parse_documents("").is_err());
         assert!(parse_documents("{\"kind\": \"A\",").is_err());

@@ -33,7 +33,7 @@ pub struct Object {
 
 /// Server-owned bookkeeping. On apply only `revision` is read (as a compare-and-swap guard).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Meta {
     pub uid: String,
     pub revision: Revision,
@@ -51,17 +51,15 @@ impl Object {
     }
 }
 
-/// What a client asks the store to make true for one object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What a client asks the store to make true for one object. On the wire it is the object
+/// document (see [`document`]): `meta.revision`, when set, is `expected_revision`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ApplyRequest {
     pub kind: String,
     pub name: String,
-    #[serde(default)]
     pub labels: BTreeMap<String, String>,
-    #[serde(default)]
     pub spec: Value,
     /// When set, the apply succeeds only if the object's current revision equals it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_revision: Option<Revision>,
 }
 

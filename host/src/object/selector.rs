@@ -101,6 +101,8 @@ impl std::fmt::Display for Selector {
             .0
             .iter()
             .map(|req| match req {
+                // `k==v` reads as `k=v`: a value starting with `=` needs the long form.
+                Requirement::Equals(k, v) if v.starts_with('=') => format!("{k}=={v}"),
                 Requirement::Equals(k, v) => format!("{k}={v}"),
                 Requirement::NotEquals(k, v) => format!("{k}!={v}"),
                 Requirement::Exists(k) => k.clone(),
@@ -138,7 +140,60 @@ mod tests {
     fn round_trip_and_errors() {
         let sel: Selector = "a=b,c!=d,e,!f".parse().expect("parses");
         assert_eq!(sel.to_string(), "a=b,c!=d,e,!f");
+        let sel: Selector = "a===b".parse().expect("parses");
+        assert_eq!(sel.to_string().parse::<Selector>(), Ok(sel));
         assert!("=x".parse::<Selector>().is_err());
         assert!("a b=c".parse::<Selector>().is_err());
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn requirement() -> impl Strategy<Value = Requirement> {
+            let key = "[a-z0-9][a-z0-9._/-]{0,12}";
+            let value = "=?[A-Za-z0-9._-]{0,12}";
+            prop_oneof![
+                (key, value).prop_map(|(k, v)| Requirement::Equals(k, v)),
+                (key, value).prop_map(|(k, v)| Requirement::NotEquals(k, v)),
+                key.prop_map(Requirement::Exists),
+                key.prop_map(Requirement::Absent),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn any_text_parses_or_names_the_bad_term(text in "\\PC{0,64}") {
+                match text.parse::<Selector>() {
+                    Ok(selector) => {
+                        let again: Selector = selector.to_string().parse().expect("reparses");
+                        prop_assert_eq!(again, selector);
+                    }
+                    Err(SelectorError::BadTerm(term)) => {
+                        prop_assert!(text.contains(term.as_str()));
+                    }
+                }
+            }
+
+            #[test]
+            fn a_selector_survives_its_text(requirements in proptest::collection::vec(requirement(), 0..6)) {
+                let selector = Selector(requirements);
+                let parsed: Selector = selector.to_string().parse().expect("parses");
+                prop_assert_eq!(parsed, selector);
+            }
+
+            #[test]
+            fn objects_match_the_selector_of_their_labels(
+                labels in proptest::collection::btree_map("[a-z][a-z0-9-]{0,8}", "[a-z0-9]{0,8}", 0..6),
+                other in "[a-z][a-z0-9-]{0,8}",
+            ) {
+                let selector = Selector::from_labels(&labels);
+                prop_assert!(selector.matches(&labels));
+                let absent: Selector = format!("!{other}").parse().expect("parses");
+                prop_assert_eq!(absent.matches(&labels), !labels.contains_key(&other));
+                let equalities = selector.equalities();
+                prop_assert_eq!(equalities.len(), labels.len());
+            }
+        }
     }
 }

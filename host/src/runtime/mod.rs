@@ -215,6 +215,7 @@ pub(crate) struct Inner {
     host: Arc<dyn ControllerHost>,
     southbound: Option<PathBuf>,
     slots: RwLock<BTreeMap<String, Arc<Slot>>>,
+    ignored: registry::Ignored,
     events: broadcast::Sender<ComponentEvent>,
     stats: Stats,
     watchers: Mutex<Vec<notify::RecommendedWatcher>>,
@@ -252,6 +253,7 @@ impl Runtime {
             host: config.host,
             southbound: config.southbound,
             slots: RwLock::new(BTreeMap::new()),
+            ignored: Default::default(),
             events,
             stats: Stats::default(),
             watchers: Mutex::new(Vec::new()),
@@ -337,7 +339,9 @@ impl Runtime {
             .values()
             .cloned()
             .collect();
-        slots.iter().map(|slot| slot.info()).collect()
+        let mut infos: Vec<ComponentInfo> = slots.iter().map(|slot| slot.info()).collect();
+        infos.extend(self.inner.ignored.infos());
+        infos
     }
 
     /// One component, if known.

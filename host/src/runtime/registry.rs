@@ -20,6 +20,8 @@ pub enum ComponentState {
     Failed,
     /// Found and being loaded for the first time: nothing serves it yet.
     Loading,
+    /// A file in the folder that is not loaded, because of its name (see `error`).
+    Ignored,
 }
 
 /// One component as `reactor-host components` and `GET /v1/components` show it.
@@ -49,6 +51,54 @@ pub struct ComponentInfo {
     pub traps: u64,
     /// What the serving version said of itself.
     pub described: Option<Described>,
+}
+
+/// The files of the components folders not loaded because of their names: shown in the
+/// components view with the reason, and logged once each.
+#[derive(Default)]
+pub(crate) struct Ignored(Mutex<std::collections::BTreeMap<PathBuf, (World, String)>>);
+
+impl Ignored {
+    /// Records `file` as ignored for `reason`; logs it the first time.
+    pub(crate) fn add(&self, file: &std::path::Path, world: World, reason: String) {
+        let mut files = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if files.get(file).is_none_or(|(_, known)| *known != reason) {
+            tracing::warn!(file = %file.display(), "not loaded: {reason}");
+        }
+        files.insert(file.to_owned(), (world, reason));
+    }
+
+    pub(crate) fn remove(&self, file: &std::path::Path) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(file);
+    }
+
+    /// The ignored files as the components view shows them.
+    pub(crate) fn infos(&self) -> Vec<ComponentInfo> {
+        let files = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        files
+            .iter()
+            .map(|(file, (world, reason))| ComponentInfo {
+                name: file
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                world: *world,
+                file: file.clone(),
+                sha256: None,
+                revision: 0,
+                state: ComponentState::Ignored,
+                error: Some(reason.clone()),
+                serving: false,
+                loaded_at: None,
+                calls: 0,
+                traps: 0,
+                described: None,
+            })
+            .collect()
+    }
 }
 
 /// The runtime's record of one component name.

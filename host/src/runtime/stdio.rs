@@ -58,6 +58,10 @@ impl LineWriter {
         let text = String::from_utf8_lossy(&self.line);
         let text = text.trim_end_matches(['\r', '\n']);
         let component = &*self.out.component;
+        if !super::log::admit(component) {
+            self.line.clear();
+            return;
+        }
         match self.out.stream {
             Stream::Stdout => {
                 tracing::info!(target: "guest", component, stream = "stdout", "{text}")

@@ -2,7 +2,7 @@
 //! of events on a file becomes one load once the file has been quiet for [`DEBOUNCE`], or
 //! for [`SETTLE`] once it was closed after writing or renamed into place.
 
-use super::load::component_name;
+use super::load::{component_name, ignored_reason};
 use super::{Inner, RuntimeError, RuntimeSettings, World};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::BTreeSet;
@@ -114,6 +114,8 @@ impl Inner {
             if component_name(&path).is_some() {
                 // A failure is recorded in the component's state; the others still load.
                 let _ = self.load_file(&path, world, false).await;
+            } else if let Some(reason) = ignored_reason(&path) {
+                self.ignored.add(&path, world, reason);
             }
         }
         let weak: Weak<Inner> = Arc::downgrade(self);
@@ -131,10 +133,15 @@ impl Inner {
     /// Brings the component of `path` in line with the file: load it, or detach it when
     /// the file is gone.
     async fn sync_path(self: &Arc<Self>, path: &Path, world: World) {
+        let exists = tokio::fs::try_exists(path).await.unwrap_or(false);
         let Some(name) = component_name(path) else {
+            match ignored_reason(path) {
+                Some(reason) if exists => self.ignored.add(path, world, reason),
+                _ => self.ignored.remove(path),
+            }
             return;
         };
-        if tokio::fs::try_exists(path).await.unwrap_or(false) {
+        if exists {
             let _ = self.load_file(path, world, false).await;
         } else if self.slot(&name).is_some_and(|slot| slot.file() == path) {
             self.detach(&name);

@@ -23,6 +23,21 @@ pub enum StoreError {
     },
     #[error("{0}")]
     Invalid(String),
+    #[error(
+        "{key} is {size} bytes, over the limit of {limit} bytes per object (serve --max-object-bytes)"
+    )]
+    TooLarge {
+        key: String,
+        size: usize,
+        limit: usize,
+    },
+    #[error("revision {requested} is beyond the store's latest revision {latest}")]
+    Future {
+        requested: Revision,
+        latest: Revision,
+    },
+    #[error("corrupt record {record}: {reason}")]
+    Corrupt { record: String, reason: String },
     #[error("document {index}: {source}")]
     Document {
         index: usize,

@@ -16,6 +16,10 @@ pub use event::{EventType, WatchEvent};
 pub use plan::{Change, plan_apply, plan_delete, plan_set_finalizers, plan_set_status};
 pub use shards::{Permit, Shards};
 
+/// The largest object a store accepts by default (spec, status and all, as JSON): etcd's own
+/// default request limit.
+pub const DEFAULT_MAX_OBJECT_BYTES: usize = 1536 << 10;
+
 use crate::object::{ApplyRequest, Object, Revision, Selector};
 use async_trait::async_trait;
 use futures::stream::BoxStream;

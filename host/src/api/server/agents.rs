@@ -1,13 +1,14 @@
 //! `/v1/agents` and `/v1/nimbus`: agents register, send heartbeats, receive their items as a
 //! snapshot and a feed of changes, and report on them.
 
+use super::body::JsonBody;
 use super::{ApiError, AppState};
 use crate::api::wire::{FeedBody, HeartbeatBody, RecordedBody, RegisterBody, ReportBody};
 use crate::nimbus::{self, AgentView, NimbusError, Recipient, Snapshot};
 use crate::object::Object;
 use crate::store::StoreError;
 use axum::Json;
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use serde::Deserialize;
@@ -26,9 +27,8 @@ impl From<NimbusError> for ApiError {
 pub async fn register(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    body: Result<Json<RegisterBody>, JsonRejection>,
+    JsonBody(body): JsonBody<RegisterBody>,
 ) -> Result<Json<Object>, ApiError> {
-    let Json(body) = body?;
     Ok(Json(
         nimbus::register(state.store.as_ref(), &id, body.labels).await?,
     ))
@@ -37,9 +37,8 @@ pub async fn register(
 pub async fn heartbeat(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    body: Result<Json<HeartbeatBody>, JsonRejection>,
+    JsonBody(body): JsonBody<HeartbeatBody>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let Json(body) = body?;
     nimbus::heartbeat(
         state.store.as_ref(),
         &id,
@@ -89,9 +88,8 @@ pub async fn items(
 /// (`compacted`: the agent re-lists).
 pub async fn feed(
     State(state): State<AppState>,
-    body: Result<Json<FeedBody>, JsonRejection>,
+    JsonBody(body): JsonBody<FeedBody>,
 ) -> Result<Response, ApiError> {
-    let Json(body) = body?;
     let recipient = recipient(&state, &body.agent).await?;
     let events = nimbus::follow(state.store.as_ref(), recipient, body.from, body.known).await?;
     Ok(super::watch::ndjson(events))
@@ -99,9 +97,8 @@ pub async fn feed(
 
 pub async fn report(
     State(state): State<AppState>,
-    body: Result<Json<ReportBody>, JsonRejection>,
+    JsonBody(body): JsonBody<ReportBody>,
 ) -> Result<Json<RecordedBody>, ApiError> {
-    let Json(body) = body?;
     if let Some(other) = body.reports.iter().find(|r| r.agent != body.agent) {
         return Err(ApiError::invalid(format!(
             "agent {} cannot report for agent {}",

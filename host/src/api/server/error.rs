@@ -46,10 +46,13 @@ pub fn code_of(error: &StoreError) -> ErrorCode {
         StoreError::NotFound { .. } => ErrorCode::NotFound,
         StoreError::Conflict { .. } | StoreError::ConflictMissing { .. } => ErrorCode::Conflict,
         StoreError::Compacted { .. } => ErrorCode::Compacted,
-        StoreError::Invalid(_) => ErrorCode::Invalid,
-        StoreError::Document { .. } | StoreError::Backend(_) | StoreError::Closed => {
-            ErrorCode::Internal
+        StoreError::Invalid(_) | StoreError::TooLarge { .. } | StoreError::Future { .. } => {
+            ErrorCode::Invalid
         }
+        StoreError::Document { .. }
+        | StoreError::Backend(_)
+        | StoreError::Corrupt { .. }
+        | StoreError::Closed => ErrorCode::Internal,
     }
 }
 

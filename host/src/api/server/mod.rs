@@ -2,6 +2,7 @@
 
 mod agents;
 mod auth;
+mod body;
 mod components;
 mod error;
 mod metrics_route;
@@ -43,6 +44,14 @@ pub struct ServerConfig {
     pub store: Arc<dyn Store>,
     pub admission: Option<Arc<dyn crate::controller::Admission>>,
     pub components: Option<ComponentsApi>,
+    /// The largest request body any route reads (component uploads excepted).
+    pub max_request_bytes: usize,
+}
+
+/// The request body limit that fits objects of `max_object_bytes`: a few such objects in
+/// one apply, and never less than 2 MiB.
+pub fn request_limit(max_object_bytes: usize) -> usize {
+    max_object_bytes.saturating_mul(4).max(2 << 20)
 }
 
 #[derive(Clone)]
@@ -78,7 +87,7 @@ impl Server {
         };
         Ok(Self {
             listener,
-            router: router(state),
+            router: router(state, config.max_request_bytes),
         })
     }
 
@@ -98,7 +107,7 @@ impl Server {
     }
 }
 
-fn router(state: AppState) -> Router {
+fn router(state: AppState, max_request_bytes: usize) -> Router {
     let api = Router::new()
         .route("/v1/objects", axum::routing::post(objects::apply_many))
         .route("/v1/objects/{kind}", get(objects::list))
@@ -127,6 +136,7 @@ fn router(state: AppState) -> Router {
         .route("/v1/nimbus/watch", post(agents::feed))
         .route("/v1/nimbus/status", post(agents::report))
         .route("/metrics", get(metrics_route::render))
+        .layer(axum::extract::DefaultBodyLimit::max(max_request_bytes))
         .route_layer(axum::middleware::from_fn_with_state(
             state.token.clone(),
             auth::require_token,

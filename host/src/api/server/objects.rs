@@ -1,11 +1,12 @@
 //! `/v1/objects`: apply, get, list, delete, and status.
 
+use super::body::JsonBody;
 use super::{ApiError, AppState};
 use crate::api::wire::{AppliedBody, ApplyBody, StatusBody};
 use crate::object::{ApplyRequest, Object, Revision, Selector, validate_kind, validate_name};
 use crate::store::{Listing, StoreError};
 use axum::Json;
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use serde::Deserialize;
 
@@ -21,9 +22,8 @@ fn check(kind: &str, name: Option<&str>) -> Result<(), ApiError> {
 
 pub async fn apply_many(
     State(state): State<AppState>,
-    body: Result<Json<ApplyBody>, JsonRejection>,
+    JsonBody(body): JsonBody<ApplyBody>,
 ) -> Answer<AppliedBody> {
-    let Json(body) = body?;
     for (i, request) in body.objects.iter().enumerate() {
         request
             .validate()
@@ -39,10 +39,10 @@ pub async fn apply_many(
 pub async fn apply_one(
     State(state): State<AppState>,
     Path((kind, name)): Path<(String, String)>,
-    body: Result<Json<Object>, JsonRejection>,
+    body: Result<JsonBody<Object>, ApiError>,
 ) -> Answer<Object> {
     check(&kind, Some(&name))?;
-    let Json(object) = body?;
+    let JsonBody(object) = body?;
     if object.kind != kind || object.name != name {
         return Err(ApiError::invalid(format!(
             "the body names {}/{} but the path names {kind}/{name}",
@@ -117,10 +117,10 @@ pub async fn delete(
 pub async fn set_status(
     State(state): State<AppState>,
     Path((kind, name)): Path<(String, String)>,
-    body: Result<Json<StatusBody>, JsonRejection>,
+    body: Result<JsonBody<StatusBody>, ApiError>,
 ) -> Answer<Object> {
     check(&kind, Some(&name))?;
-    let Json(body) = body?;
+    let JsonBody(body) = body?;
     Ok(Json(
         state
             .store

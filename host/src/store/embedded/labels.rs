@@ -14,7 +14,7 @@ pub const LABELS: TableDefinition<&str, ()> = TableDefinition::new("labels");
 /// indexed when first opened).
 const INDEXED: &str = "labels-indexed";
 
-fn entry(kind: &str, label: &str, value: &str, name: &str) -> String {
+pub fn entry(kind: &str, label: &str, value: &str, name: &str) -> String {
     format!("{kind}\0{label}={value}\0{name}")
 }
 
@@ -63,8 +63,8 @@ pub fn build_if_missing(db: &redb::Database) -> Result<(), StoreError> {
         let objects = txn.open_table(OBJECTS).map_err(backend)?;
         let mut index = txn.open_table(LABELS).map_err(backend)?;
         for stored in objects.iter().map_err(backend)? {
-            let (_, value) = stored.map_err(backend)?;
-            let object = decode_object(value.value())?;
+            let (key, value) = stored.map_err(backend)?;
+            let object = decode_object(key.value(), value.value())?;
             update(&mut index, None, Some(&object))?;
         }
         counters.insert(INDEXED, 1).map_err(backend)?;
@@ -137,7 +137,7 @@ pub fn objects_named(
     for name in names {
         let key = ObjectKey::new(kind, name);
         if let Some(found) = table.get(key.as_str()).map_err(backend)? {
-            objects.push(decode_object(found.value())?);
+            objects.push(decode_object(key.as_str(), found.value())?);
         }
     }
     Ok(objects)

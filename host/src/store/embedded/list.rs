@@ -2,7 +2,7 @@
 //! `key=value` term, otherwise a scan of the kind that decodes labels before whole objects.
 
 use super::labels::{names_with_all, objects_named};
-use super::tables::{COUNTERS, OBJECTS, REVISION, backend, decode_object};
+use super::tables::{COUNTERS, OBJECTS, REVISION, backend, decode_object, object_body};
 use crate::object::{Object, ObjectKey, Revision, Selector};
 use crate::store::StoreError;
 use redb::ReadableDatabase;
@@ -40,16 +40,21 @@ pub fn list_kind(
     let (start, end) = ObjectKey::kind_range(kind);
     let mut objects = Vec::new();
     for entry in table.range(start.as_str()..end.as_str()).map_err(backend)? {
-        let (_, value) = entry.map_err(backend)?;
-        let bytes = value.value();
+        let (key, value) = entry.map_err(backend)?;
+        let (key, record) = (key.value(), value.value());
         if !selector.is_empty() {
-            let labels: Labels = serde_json::from_slice(bytes)
-                .map_err(|e| StoreError::Backend(format!("corrupt object record: {e}")))?;
+            let labels: Labels =
+                serde_json::from_slice(object_body(key, record)?).map_err(|e| {
+                    StoreError::Corrupt {
+                        record: key.to_owned(),
+                        reason: e.to_string(),
+                    }
+                })?;
             if !selector.matches(&labels.labels) {
                 continue;
             }
         }
-        objects.push(decode_object(bytes)?);
+        objects.push(decode_object(key, record)?);
     }
     Ok((objects, revision))
 }

@@ -13,7 +13,8 @@ pub const LIVE_BATCH_BYTES: usize = 1 << 20;
 
 /// What the writer hands the watches after a commit.
 pub enum Live {
-    Batch(Vec<WatchEvent>),
+    /// The events and the size of each as logged.
+    Batch(Vec<(WatchEvent, usize)>),
     /// Changes up to `to` are in the log only.
     Skipped {
         to: Revision,

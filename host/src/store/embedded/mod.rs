@@ -5,9 +5,14 @@ mod list;
 mod live;
 mod state;
 use state::StoreState;
+mod record;
 mod tables;
+mod upgrade;
+mod verify;
 mod watch;
 mod writer;
+
+pub use verify::{Finding, Report, verify};
 
 use crate::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
 use crate::store::{Applied, ApplyOutcome, EventType, Listing, Store, StoreError, WatchStream};
@@ -31,6 +36,8 @@ pub struct EmbeddedStoreOptions {
     pub max_batch: usize,
     /// Memory redb may keep for pages of the file (its own default is 1 GiB).
     pub cache_bytes: usize,
+    /// The largest object (spec, status and all, as JSON) a write may store.
+    pub max_object_bytes: usize,
 }
 
 impl Default for EmbeddedStoreOptions {
@@ -40,6 +47,7 @@ impl Default for EmbeddedStoreOptions {
             bookmark_interval: Duration::from_secs(10),
             max_batch: 1024,
             cache_bytes: 256 << 20,
+            max_object_bytes: crate::store::DEFAULT_MAX_OBJECT_BYTES,
         }
     }
 }
@@ -61,16 +69,15 @@ impl std::fmt::Debug for EmbeddedStore {
 }
 
 impl EmbeddedStore {
-    /// Opens (or creates) `<dir>/store.redb`.
+    /// Opens (or creates) `<dir>/store.redb`, readable by its owner only.
     pub fn open(dir: &Path, options: EmbeddedStoreOptions) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(dir).map_err(|e| {
+        crate::private::create_dir(dir).map_err(|e| {
             StoreError::Backend(format!("cannot create data folder {}: {e}", dir.display()))
         })?;
         let path = dir.join("store.redb");
-        let db = redb::Builder::new()
-            .set_cache_size(options.cache_bytes)
-            .create(&path)
-            .map_err(|e| StoreError::Backend(format!("cannot open {}: {e}", path.display())))?;
+        let db = open_db(&path, options.cache_bytes)?;
+        crate::private::restrict_file(&path)
+            .map_err(|e| StoreError::Backend(format!("cannot protect {}: {e}", path.display())))?;
         Self::init_tables(&db)?;
         let (latest, oldest) = tables::read_counters(&db)?;
         let (events, _) = broadcast::channel(live::LIVE_BATCHES);
@@ -85,6 +92,7 @@ impl EmbeddedStore {
         let settings = WriterSettings {
             retention: options.log_retention.max(1),
             max_batch: options.max_batch.max(1),
+            max_object_bytes: options.max_object_bytes,
         };
         let writer_shared = shared.clone();
         let writer = std::thread::Builder::new()
@@ -107,11 +115,16 @@ impl EmbeddedStore {
         txn.open_table(tables::COUNTERS).map_err(tables::backend)?;
         txn.open_table(labels::LABELS).map_err(tables::backend)?;
         txn.commit().map_err(tables::backend)?;
+        upgrade::frame_records(db)?;
         labels::build_if_missing(db)
     }
 
     /// Stops the writer after the writes already sent, so the file can be opened again.
-    pub fn close(mut self) {
+    pub fn close(self) {
+        drop(self);
+    }
+
+    fn stop_writer(&mut self) {
         let (closed, _) = mpsc::channel(1);
         drop(std::mem::replace(&mut self.writes, closed));
         if let Some(writer) = self.writer.take() {
@@ -136,6 +149,31 @@ impl EmbeddedStore {
         tokio::task::spawn_blocking(move || read(&shared.db))
             .await
             .map_err(|e| StoreError::Backend(format!("store read task failed: {e}")))?
+    }
+}
+
+/// Opens the redb file; a file redb cannot make sense of is an error, never a panic (redb
+/// panics on some damaged pages rather than answering an error).
+fn open_db(path: &Path, cache_bytes: usize) -> Result<redb::Database, StoreError> {
+    let failed =
+        |reason: String| StoreError::Backend(format!("cannot open {}: {reason}", path.display()));
+    let opened = crate::private::quietly(|| {
+        redb::Builder::new()
+            .set_cache_size(cache_bytes)
+            .create(path)
+    });
+    match opened {
+        Ok(Ok(db)) => Ok(db),
+        Ok(Err(e)) => Err(failed(e.to_string())),
+        Err(panic) => Err(failed(format!("the file is damaged ({panic})"))),
+    }
+}
+
+/// Dropping the store (as `serve` does when it stops) finishes the writes sent and lets redb
+/// close the file cleanly once the last watch is gone, so the next start needs no repair.
+impl Drop for EmbeddedStore {
+    fn drop(&mut self) {
+        self.stop_writer();
     }
 }
 
@@ -230,6 +268,13 @@ impl Store for EmbeddedStore {
     }
 
     async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {
+        let latest = self.shared.latest.load(Ordering::SeqCst);
+        if from > latest {
+            return Err(StoreError::Future {
+                requested: from,
+                latest,
+            });
+        }
         let oldest = self.shared.oldest.load(Ordering::SeqCst);
         if from < oldest {
             return Err(StoreError::Compacted {

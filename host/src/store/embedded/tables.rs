@@ -20,18 +20,50 @@ pub fn backend<E: std::fmt::Display>(e: E) -> StoreError {
     StoreError::Backend(e.to_string())
 }
 
-pub fn decode_object(bytes: &[u8]) -> Result<Object, StoreError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| StoreError::Backend(format!("corrupt object record: {e}")))
+/// The JSON body of the object record stored under `key`, its checksum checked.
+pub fn object_body<'a>(key: &str, record: &'a [u8]) -> Result<&'a [u8], StoreError> {
+    super::record::open(&|| key.to_owned(), key.as_bytes(), record)
 }
 
-pub fn decode_event(bytes: &[u8]) -> Result<WatchEvent, StoreError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| StoreError::Backend(format!("corrupt log record: {e}")))
+/// The JSON body of the log record of `revision`, its checksum checked.
+pub fn event_body(revision: Revision, record: &[u8]) -> Result<&[u8], StoreError> {
+    super::record::open(
+        &|| format!("log entry {revision}"),
+        &revision.to_le_bytes(),
+        record,
+    )
 }
 
-pub fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
-    serde_json::to_vec(value).map_err(backend)
+/// The object stored under `key`: its checksum checked, and its kind and name those of the key.
+pub fn decode_object(key: &str, record: &[u8]) -> Result<Object, StoreError> {
+    let object: Object =
+        serde_json::from_slice(object_body(key, record)?).map_err(|e| StoreError::Corrupt {
+            record: key.to_owned(),
+            reason: e.to_string(),
+        })?;
+    if object.key().as_str() != key {
+        return Err(StoreError::Corrupt {
+            record: key.to_owned(),
+            reason: format!("it holds {}", object.key()),
+        });
+    }
+    Ok(object)
+}
+
+/// The watch event logged at `revision`, its checksum checked.
+pub fn decode_event(revision: Revision, record: &[u8]) -> Result<WatchEvent, StoreError> {
+    serde_json::from_slice(event_body(revision, record)?).map_err(|e| StoreError::Corrupt {
+        record: format!("log entry {revision}"),
+        reason: e.to_string(),
+    })
+}
+
+/// The framed record of `object`, stored under its key.
+pub fn encode_object(object: &Object) -> Result<Vec<u8>, StoreError> {
+    let mut record = super::record::buffer(256);
+    serde_json::to_writer(&mut record, object).map_err(backend)?;
+    super::record::seal(object.key().as_str().as_bytes(), &mut record);
+    Ok(record)
 }
 
 /// The latest committed revision and the oldest watchable one, as last committed.
@@ -56,7 +88,9 @@ pub fn get_object(db: &redb::Database, key: &ObjectKey) -> Result<Option<Object>
     let txn = db.begin_read().map_err(backend)?;
     let table = txn.open_table(OBJECTS).map_err(backend)?;
     let found = table.get(key.as_str()).map_err(backend)?;
-    found.map(|v| decode_object(v.value())).transpose()
+    found
+        .map(|v| decode_object(key.as_str(), v.value()))
+        .transpose()
 }
 
 /// What a replay needs to know of a log entry before decoding it whole.
@@ -72,15 +106,20 @@ struct KindOnly<'a> {
     kind: std::borrow::Cow<'a, str>,
 }
 
-/// The log entries after `after` (up to `limit` read), or `Compacted` if some of them are
+/// Log entries as a replay reads them: each event and the size of its record.
+pub type Chunk = Vec<(WatchEvent, usize)>;
+
+/// The log entries after `after` (up to `limit` entries or `byte_limit` bytes of decoded
+/// entries, whichever comes first, but at least one), or `Compacted` if some of them are
 /// gone: those of `kind` (all if `None`) decoded, and the last revision read. Entries of
 /// other kinds are only skimmed, so a watch of one kind does not pay for the others.
 pub fn read_log(
     db: &redb::Database,
     after: Revision,
     limit: usize,
+    byte_limit: usize,
     kind: Option<&str>,
-) -> Result<(Vec<WatchEvent>, Option<Revision>), StoreError> {
+) -> Result<(Chunk, Option<Revision>), StoreError> {
     let txn = db.begin_read().map_err(backend)?;
     let counters = txn.open_table(COUNTERS).map_err(backend)?;
     let oldest = counters
@@ -98,7 +137,15 @@ pub fn read_log(
     let kinds = txn.open_table(LOG_KINDS).map_err(backend)?;
     let mut events = Vec::new();
     let mut last = None;
-    for entry in table.range(after + 1..).map_err(backend)?.take(limit) {
+    let Some(start) = after.checked_add(1) else {
+        return Ok((events, last));
+    };
+    let (mut read, mut bytes) = (0, 0);
+    for entry in table.range(start..).map_err(backend)? {
+        if read >= limit || bytes >= byte_limit {
+            break;
+        }
+        read += 1;
         let (revision, value) = entry.map_err(backend)?;
         let revision = revision.value();
         last = Some(revision);
@@ -108,15 +155,21 @@ pub fn read_log(
                 Some(_) => {}
                 // Logged before kinds were: read the entry's kind from the entry.
                 None => {
-                    let header: LogHeader = serde_json::from_slice(value.value())
-                        .map_err(|e| StoreError::Backend(format!("corrupt log record: {e}")))?;
+                    let body = event_body(revision, value.value())?;
+                    let header: LogHeader =
+                        serde_json::from_slice(body).map_err(|e| StoreError::Corrupt {
+                            record: format!("log entry {revision}"),
+                            reason: e.to_string(),
+                        })?;
                     if header.object.is_some_and(|o| o.kind != kind) {
                         continue;
                     }
                 }
             }
         }
-        events.push(decode_event(value.value())?);
+        let size = value.value().len();
+        bytes += size;
+        events.push((decode_event(revision, value.value())?, size));
     }
     Ok((events, last))
 }

@@ -1,20 +1,29 @@
 //! A watch: replay the log after a revision, then follow committed batches live. A watcher that
 //! falls behind the live feed goes back to the log, so a slow reader loses nothing and holds
-//! no more than one channel's worth of memory.
+//! no more than [`BUFFER_BYTES`] of events waiting for it, whatever their size.
 
 use super::live::Live;
 use super::state::StoreState;
 use super::tables::read_log;
 use crate::object::Revision;
 use crate::store::{StoreError, WatchEvent, WatchStream};
+use futures::StreamExt;
 use std::sync::Arc;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
+/// The most log entries decoded at once by a replay.
 const LOG_CHUNK: usize = 1024;
+/// The most bytes of log entries decoded at once by a replay (at least one entry is).
+const LOG_CHUNK_BYTES: usize = 4 << 20;
+/// The bytes of events a watch holds for its reader at most; when the reader does not take
+/// them, the watch waits, and goes back to the log once it falls behind the live feed.
+pub const BUFFER_BYTES: usize = 8 << 20;
+type Sent = (Result<WatchEvent, StoreError>, Option<OwnedSemaphorePermit>);
 
 pub fn start(shared: Arc<StoreState>, kind: Option<String>, from: Revision) -> WatchStream {
-    let (tx, rx) = mpsc::channel(256);
+    let (tx, rx) = mpsc::channel::<Sent>(256);
+    let budget = Arc::new(Semaphore::new(BUFFER_BYTES));
     // Subscribe before replaying, so no batch committed during the replay is missed.
     let live = shared.events.subscribe();
     tokio::spawn(async move {
@@ -23,12 +32,14 @@ pub fn start(shared: Arc<StoreState>, kind: Option<String>, from: Revision) -> W
             kind,
             position: from,
             tx,
+            budget,
         };
         if let Err(e) = watch.run(live).await {
-            let _ = watch.tx.send(Err(e)).await;
+            let _ = watch.tx.send((Err(e), None)).await;
         }
     });
-    Box::pin(ReceiverStream::new(rx))
+    // An event's share of the budget is given back as the reader takes it.
+    Box::pin(ReceiverStream::new(rx).map(|(event, _permit)| event))
 }
 
 struct Watch {
@@ -36,7 +47,9 @@ struct Watch {
     kind: Option<String>,
     /// The last revision this watch has looked at (sent or filtered out).
     position: Revision,
-    tx: mpsc::Sender<Result<WatchEvent, StoreError>>,
+    tx: mpsc::Sender<Sent>,
+    /// Bytes of events sent and not yet taken by the reader.
+    budget: Arc<Semaphore>,
 }
 
 /// The receiver went away: stop quietly.
@@ -70,12 +83,18 @@ impl Watch {
             let shared = self.shared.clone();
             let (after, kind) = (self.position, self.kind.clone());
             let (chunk, last) = tokio::task::spawn_blocking(move || {
-                read_log(&shared.db, after, LOG_CHUNK, kind.as_deref())
+                read_log(
+                    &shared.db,
+                    after,
+                    LOG_CHUNK,
+                    LOG_CHUNK_BYTES,
+                    kind.as_deref(),
+                )
             })
             .await
             .map_err(|e| StoreError::Backend(format!("watch replay task failed: {e}")))??;
-            for event in &chunk {
-                if self.offer(event).await.is_err() {
+            for (event, size) in &chunk {
+                if self.offer(event, *size).await.is_err() {
                     return Ok(Err(Gone));
                 }
             }
@@ -97,11 +116,14 @@ impl Watch {
                 batch = live.recv() => match batch {
                     Ok(live) => match live.as_ref() {
                         Live::Batch(batch) => {
-                            if batch.first().is_some_and(|e| e.revision > self.position + 1) {
+                            if batch
+                                .first()
+                                .is_some_and(|(e, _)| e.revision > self.position.saturating_add(1))
+                            {
                                 return Ok(FollowEnd::FellBehind);
                             }
-                            for event in batch.iter() {
-                                self.offer(event).await?;
+                            for (event, size) in batch.iter() {
+                                self.offer(event, *size).await?;
                             }
                         }
                         Live::Skipped { to } if *to > self.position => {
@@ -120,7 +142,7 @@ impl Watch {
 
     /// Advances past `event`, sending it if it is new and of the watched kind. Only what is
     /// sent is cloned: every watch sees every committed batch, and most of it is not theirs.
-    async fn offer(&mut self, event: &WatchEvent) -> Result<(), Gone> {
+    async fn offer(&mut self, event: &WatchEvent, size: usize) -> Result<(), Gone> {
         if event.revision <= self.position {
             return Ok(());
         }
@@ -129,15 +151,22 @@ impl Watch {
             None => true,
             Some(kind) => event.kind() == Some(kind.as_str()),
         };
-        if wanted {
-            self.send(event.clone()).await
-        } else {
-            Ok(())
+        if !wanted {
+            return Ok(());
         }
+        let share = u32::try_from(size.clamp(1, BUFFER_BYTES)).unwrap_or(u32::MAX);
+        let permit = tokio::select! {
+            permit = self.budget.clone().acquire_many_owned(share) => permit.map_err(|_| Gone)?,
+            _ = self.tx.closed() => return Err(Gone),
+        };
+        self.tx
+            .send((Ok(event.clone()), Some(permit)))
+            .await
+            .map_err(|_| Gone)
     }
 
     async fn send(&self, event: WatchEvent) -> Result<(), Gone> {
-        self.tx.send(Ok(event)).await.map_err(|_| Gone)
+        self.tx.send((Ok(event), None)).await.map_err(|_| Gone)
     }
 }
 

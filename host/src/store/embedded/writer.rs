@@ -4,8 +4,9 @@
 use super::labels::LABELS;
 use super::live::{LIVE_BATCH_BYTES, Live};
 use super::state::StoreState;
+use super::record;
 use super::tables::{
-    COUNTERS, LOG, LOG_KINDS, OBJECTS, OLDEST, REVISION, backend, decode_object, encode,
+    COUNTERS, LOG, LOG_KINDS, OBJECTS, OLDEST, REVISION, backend, decode_object, encode_object,
 };
 use crate::object::{ApplyRequest, Object, Revision};
 use crate::store::{
@@ -62,6 +63,8 @@ pub struct WriteRequest {
 pub struct WriterSettings {
     pub retention: u64,
     pub max_batch: usize,
+    /// The largest object record accepted, in bytes of JSON.
+    pub max_object_bytes: usize,
 }
 
 pub fn run(
@@ -135,32 +138,37 @@ fn write_batch(
                     continue;
                 }
             };
-            let mut states = Vec::with_capacity(planned.len());
-            for (current, change) in planned {
-                let Some(change) = change else {
+            // Every record of the op is made before any is written, so an op with one object
+            // over the size limit writes nothing.
+            let before = latest;
+            let encoded = match encode_op(planned, &mut latest, settings.max_object_bytes) {
+                Ok(encoded) => encoded,
+                Err(e) => {
+                    latest = before;
+                    outcomes.push(Err(e));
+                    continue;
+                }
+            };
+            let mut states = Vec::with_capacity(encoded.len());
+            for (current, change) in encoded {
+                let Some((change, record)) = change else {
                     states.push(Written {
                         object: current,
                         change: None,
                     });
                     continue;
                 };
-                latest += 1;
-                let mut object = change.object;
-                object.meta.revision = latest;
-                // The object is serialized once, for its record and its log entry alike.
-                let record = encode(&object)?;
-                log.insert(
-                    latest,
-                    event_record(change.event_type, latest, &record)?.as_slice(),
-                )
-                .map_err(backend)?;
+                let object = change.object;
+                let revision = object.meta.revision;
+                let logged = event_record(change.event_type, revision, &record)?;
+                log.insert(revision, logged.as_slice()).map_err(backend)?;
                 log_kinds
-                    .insert(latest, object.kind.as_str())
+                    .insert(revision, object.kind.as_str())
                     .map_err(backend)?;
-                bytes += record.len();
+                bytes += logged.len();
                 let event = WatchEvent {
                     event_type: change.event_type,
-                    revision: latest,
+                    revision,
                     object: Some(object.clone()),
                 };
                 let key = object.key();
@@ -179,7 +187,7 @@ fn write_batch(
                     object,
                     change: Some(change.event_type),
                 });
-                events.push(event);
+                events.push((event, logged.len()));
             }
             outcomes.push(Ok(states));
         }
@@ -199,26 +207,56 @@ fn write_batch(
     let live = match events.last() {
         None => None,
         Some(_) if bytes <= LIVE_BATCH_BYTES => Some(Live::Batch(events)),
-        Some(last) => Some(Live::Skipped { to: last.revision }),
+        Some((last, _)) => Some(Live::Skipped { to: last.revision }),
     };
     Ok((outcomes, live, latest, oldest))
 }
 
-/// The log entry of a change, as `encode(&WatchEvent)` would write it, around the object's
-/// already serialized record.
+type Encoded = Vec<(Option<Object>, Option<(Change, Vec<u8>)>)>;
+
+/// Stamps each change of one op with the next revision and makes its record, refusing the
+/// op if one record is over `limit` bytes of JSON.
+fn encode_op(planned: Planned, latest: &mut Revision, limit: usize) -> Result<Encoded, StoreError> {
+    let mut encoded = Vec::with_capacity(planned.len());
+    for (current, change) in planned {
+        let Some(mut change) = change else {
+            encoded.push((current, None));
+            continue;
+        };
+        *latest += 1;
+        change.object.meta.revision = *latest;
+        // The object is serialized once, for its record and its log entry alike.
+        let record = encode_object(&change.object)?;
+        let size = record.len() - record::HEADER;
+        if size > limit {
+            return Err(StoreError::TooLarge {
+                key: change.object.key().to_string(),
+                size,
+                limit,
+            });
+        }
+        encoded.push((current, Some((change, record))));
+    }
+    Ok(encoded)
+}
+
+/// The log record of a change: the watch event as `serde_json` would write it, around the
+/// object's already serialized JSON (the body of its record), framed for `revision`.
 fn event_record(
     event_type: EventType,
     revision: Revision,
-    object: &[u8],
+    object_record: &[u8],
 ) -> Result<Vec<u8>, StoreError> {
+    let object = &object_record[record::HEADER..];
     let event_type = serde_json::to_string(&event_type).map_err(backend)?;
-    let mut record = Vec::with_capacity(object.len() + 64);
-    record.extend_from_slice(
+    let mut logged = record::buffer(object.len() + 64);
+    logged.extend_from_slice(
         format!(r#"{{"type":{event_type},"revision":{revision},"object":"#).as_bytes(),
     );
-    record.extend_from_slice(object);
-    record.push(b'}');
-    Ok(record)
+    logged.extend_from_slice(object);
+    logged.push(b'}');
+    record::seal(&revision.to_le_bytes(), &mut logged);
+    Ok(logged)
 }
 
 type Planned = Vec<(Option<Object>, Option<Change>)>;
@@ -231,7 +269,9 @@ fn plan_op(objects: &Table<&str, &[u8]>, op: &Op) -> Result<Planned, StoreError>
     let load = |kind: &str, name: &str| -> Result<Option<Object>, StoreError> {
         let key = crate::object::ObjectKey::new(kind, name);
         let found = objects.get(key.as_str()).map_err(backend)?;
-        found.map(|v| decode_object(v.value())).transpose()
+        found
+            .map(|v| decode_object(key.as_str(), v.value()))
+            .transpose()
     };
     let single = |kind: &str, name: &str, plan: &PlanOne| {
         let current = load(kind, name)?;
@@ -303,10 +343,13 @@ mod tests {
                 revision: 7,
                 object: Some(object.clone()),
             };
-            let record =
-                event_record(event_type, 7, &encode(&object).expect("encode")).expect("record");
-            assert_eq!(record, encode(&event).expect("encode"));
-            assert_eq!(decode_event(&record).expect("decode"), event);
+            let logged = event_record(event_type, 7, &encode_object(&object).expect("encode"))
+                .expect("record");
+            assert_eq!(
+                &logged[record::HEADER..],
+                serde_json::to_vec(&event).expect("encode")
+            );
+            assert_eq!(decode_event(7, &logged).expect("decode"), event);
         }
     }
 }

@@ -57,6 +57,8 @@ pub struct EtcdStoreOptions {
     pub watch_retry: Duration,
     /// How long connecting may take before the store refuses to start.
     pub connect_timeout: Duration,
+    /// The largest object (spec, status and all, as JSON) a write may store.
+    pub max_object_bytes: usize,
 }
 
 impl Default for EtcdStoreOptions {
@@ -65,6 +67,7 @@ impl Default for EtcdStoreOptions {
             bookmark_interval: Duration::from_secs(10),
             watch_retry: Duration::from_millis(200),
             connect_timeout: Duration::from_secs(5),
+            max_object_bytes: crate::store::DEFAULT_MAX_OBJECT_BYTES,
         }
     }
 }
@@ -177,6 +180,7 @@ impl EtcdStore {
         let mut written = write(
             &self.client,
             &self.recent,
+            self.options.max_object_bytes,
             &targets,
             &self.guards()?,
             &|current| Ok(vec![plan(current.first().and_then(Option::as_ref))?]),
@@ -191,7 +195,7 @@ impl EtcdStore {
     /// The revision etcd has compacted up to, learnt from the watch it refuses.
     async fn compacted_at(&self, from: Revision) -> Revision {
         let learn = async {
-            let start = i64::try_from(from + 1).ok()?;
+            let start = i64::try_from(from.checked_add(1)?).ok()?;
             let options = WatchOptions::new().with_start_revision(start);
             let mut stream = self
                 .client
@@ -210,7 +214,7 @@ impl EtcdStore {
             .await
             .ok()
             .flatten()
-            .unwrap_or(from + 1)
+            .unwrap_or(from.saturating_add(1))
     }
 }
 
@@ -272,6 +276,7 @@ impl Store for EtcdStore {
         let written = write(
             &self.client,
             &self.recent,
+            self.options.max_object_bytes,
             &targets,
             &self.guards()?,
             &|current| {
@@ -331,9 +336,15 @@ impl Store for EtcdStore {
 
     async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {
         let current = revision(self.current_revision().await.map_err(EtcdError::from)?)?;
+        if from > current {
+            return Err(StoreError::Future {
+                requested: from,
+                latest: current,
+            });
+        }
         if from < current {
             // Refuse a compacted start now rather than on the stream, as the embedded store does.
-            let at = i64::try_from(from + 1)
+            let at = i64::try_from(from.saturating_add(1))
                 .map_err(|_| StoreError::Invalid(format!("revision {from} is too large")))?;
             let options = GetOptions::new().with_count_only().with_revision(at);
             if let Err(e) = self

@@ -85,7 +85,7 @@ impl Watch {
 
     /// Follows one etcd stream until it ends; `Err` only for what a resume cannot fix.
     async fn follow(&mut self) -> Result<End, StoreError> {
-        let start = i64::try_from(self.position + 1)
+        let start = i64::try_from(self.position.saturating_add(1))
             .map_err(|_| StoreError::Invalid(format!("revision {} is too large", self.position)))?;
         let options = WatchOptions::new()
             .with_prefix()

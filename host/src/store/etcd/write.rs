@@ -87,6 +87,7 @@ pub type PlanAll<'a> =
 pub async fn write(
     client: &Client,
     recent: &Recent,
+    max_object_bytes: usize,
     targets: &[String],
     guards: &[Guard],
     plan: &PlanAll<'_>,
@@ -129,7 +130,17 @@ pub async fn write(
                 Some(c) if c.event_type == EventType::Deleted => {
                     ops.push(TxnOp::delete(key.as_str(), None));
                 }
-                Some(c) => ops.push(TxnOp::put(key.as_str(), encode(&c.object)?, None)),
+                Some(c) => {
+                    let value = encode(&c.object)?;
+                    if value.len() > max_object_bytes {
+                        return Err(StoreError::TooLarge {
+                            key: c.object.key().to_string(),
+                            size: value.len(),
+                            limit: max_object_bytes,
+                        });
+                    }
+                    ops.push(TxnOp::put(key.as_str(), value, None));
+                }
                 None => {}
             }
         }

@@ -1,0 +1,542 @@
+//! Hardening, through the real binary: the API refuses what it should (a stale revision,
+//! unknown fields, wrong types, watches from the future, objects over the limit), a damaged
+//! store file is an error naming what is damaged, the data folder is private, and the
+//! components folder never blocks on what it finds.
+
+
+use reactor_testkit::{
+    Host, applied_revision, assert_fails_with, eventually, reactor_host_bin, stderr, stdout,
+};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+/// One raw HTTP request with the server's token: the status and the JSON answered.
+fn http(host: &Host, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut request = reqwest::Client::new()
+            .request(method, format!("{}{path}", host.url))
+            .bearer_auth(host.token())
+            .timeout(Duration::from_secs(10));
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_owned());
+        }
+        let response = request.send().await.expect("request sent");
+        let status = response.status().as_u16();
+        let text = response.text().await.expect("body");
+        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, value)
+    })
+}
+
+fn error_of(answer: &Value) -> &str {
+    answer["error"].as_str().unwrap_or_default()
+}
+
+fn apply(host: &Host, text: &str) -> u64 {
+    let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(text));
+    assert!(out.status.success(), "apply: {}", stderr(&out));
+    let first = text
+        .lines()
+        .find_map(|l| l.strip_prefix("name: "))
+        .expect("a name");
+    applied_revision(&stdout(&out), &format!("Policy/{first}"))
+}
+
+#[test]
+fn api_apply_with_a_stale_revision_is_a_conflict_and_changes_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = Host::start(&tmp.path().join("data"), &[]);
+    let first = apply(&host, "kind: Policy\nname: cas\nspec: {v: 1}\n");
+    let second = apply(&host, "kind: Policy\nname: cas\nspec: {v: 2}\n");
+    assert!(second > first);
+
+    let stale = json!({"objects": [{"kind": "Policy", "name": "cas", "spec": {"v": 3},
+        "meta": {"revision": first}}]});
+    let (status, answer) = http(&host, "POST", "/v1/objects", Some(&stale.to_string()));
+    assert_eq!(status, 409, "{answer}");
+    assert_eq!(answer["code"], "conflict", "{answer}");
+    assert!(error_of(&answer).contains("Policy/cas"), "{answer}");
+    let stored = host.object("Policy", "cas").expect("stored");
+    assert_eq!(stored["spec"], json!({"v": 2}));
+
+    let fresh = json!({"objects": [{"kind": "Policy", "name": "cas", "spec": {"v": 3},
+        "meta": {"revision": second}}]});
+    let (status, answer) = http(&host, "POST", "/v1/objects", Some(&fresh.to_string()));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        host.object("Policy", "cas").expect("stored")["spec"],
+        json!({"v": 3})
+    );
+}
+
+#[test]
+fn api_refuses_unknown_fields_and_wrong_types_on_every_route() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = Host::start(&tmp.path().join("data"), &[]);
+    apply(&host, "kind: Policy\nname: a\nspec: {v: 1}\n");
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "POST",
+            "/v1/objects",
+            r#"{"objects": [{"kind": "Policy", "name": "b", "spce": {}}]}"#,
+            "unknown field `spce`",
+        ),
+        (
+            "POST",
+            "/v1/objects",
+            r#"{"objects": [{"kind": "Policy", "name": "b", "meta": {"revison": 1}}]}"#,
+            "unknown field `revison`",
+        ),
+        ("POST", "/v1/objects", "[]", "expected a JSON object"),
+        (
+            "POST",
+            "/v1/objects",
+            r#"{"objects": [["Policy", "b"]]}"#,
+            "expected an object document",
+        ),
+        ("PUT", "/v1/agents/a1", "[]", "expected a JSON object"),
+        (
+            "PUT",
+            "/v1/agents/a1",
+            r#"{"lables": {}}"#,
+            "unknown field `lables`",
+        ),
+        (
+            "PUT",
+            "/v1/objects/Policy/a/status",
+            "[]",
+            "expected a JSON object",
+        ),
+        (
+            "PUT",
+            "/v1/objects/Policy/a",
+            r#"{"kind": "Policy", "name": "a", "spce": {}}"#,
+            "unknown field `spce`",
+        ),
+        (
+            "POST",
+            "/v1/agents/a1/heartbeat",
+            "7",
+            "expected a JSON object",
+        ),
+        (
+            "POST",
+            "/v1/nimbus/status",
+            "null",
+            "expected a JSON object",
+        ),
+        (
+            "POST",
+            "/v1/nimbus/watch",
+            "\"x\"",
+            "expected a JSON object",
+        ),
+    ];
+    for (method, path, body, needle) in cases {
+        let (status, answer) = http(&host, method, path, Some(body));
+        assert_eq!(status, 400, "{method} {path} {body}: {answer}");
+        assert_eq!(
+            answer["code"], "invalid",
+            "{method} {path} {body}: {answer}"
+        );
+        assert!(
+            error_of(&answer).contains(needle),
+            "{method} {path} {body}: {answer} should say {needle:?}"
+        );
+    }
+    let (_, agents) = http(&host, "GET", "/v1/agents", None);
+    assert_eq!(agents, json!([]), "no agent was registered");
+    assert!(host.object("Policy", "b").is_none());
+    assert_eq!(
+        host.object("Policy", "a").expect("a")["spec"],
+        json!({"v": 1})
+    );
+    assert!(
+        host.object("Policy", "a")
+            .expect("a")
+            .get("status")
+            .is_none(),
+        "no status was set"
+    );
+
+    // A body over the limit is refused before it is read whole.
+    let huge = format!(
+        r#"{{"objects": [{{"kind": "Policy", "name": "h", "spec": "{}"}}]}}"#,
+        "x".repeat(7 << 20)
+    );
+    let (status, answer) = http(&host, "POST", "/v1/objects", Some(&huge));
+    assert_eq!(status, 413, "{answer}");
+    assert!(host.object("Policy", "h").is_none());
+}
+
+#[test]
+fn a_watch_from_beyond_the_store_is_refused_and_the_server_lives_on() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = Host::start(&tmp.path().join("data"), &[]);
+    let revision = apply(&host, "kind: Policy\nname: a\nspec: {v: 1}\n");
+    for from in [revision + 1_000_000, u64::MAX] {
+        let (status, answer) = http(&host, "GET", &format!("/v1/watch/Policy?from={from}"), None);
+        assert_eq!(status, 400, "from {from}: {answer}");
+        assert!(
+            error_of(&answer).contains("beyond the store's latest revision"),
+            "{answer}"
+        );
+        let out = host.cli(&["watch", "Policy", "--from", &from.to_string()]);
+        assert_fails_with(&out, &["beyond the store's latest revision"]);
+    }
+    let (status, _) = http(&host, "GET", &format!("/v1/watch?from={}", u64::MAX), None);
+    assert_eq!(status, 400);
+    // The server still serves, and a watch from a revision it has reached still follows.
+    let mut watch = host.watch(&["watch", "Policy", "--from", &revision.to_string()]);
+    apply(&host, "kind: Policy\nname: b\nspec: {v: 1}\n");
+    let event = watch.next_json();
+    assert_eq!(event["object"]["name"], "b", "{event}");
+}
+
+#[test]
+fn objects_and_statuses_over_the_size_limit_are_refused_naming_the_limit() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = Host::start(&tmp.path().join("data"), &["--max-object-bytes", "4096"]);
+    apply(&host, "kind: Policy\nname: small\nspec: {v: 1}\n");
+    let big = format!(
+        "kind: Policy\nname: big\nspec: {{blob: {}}}\n",
+        "x".repeat(5000)
+    );
+    let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(&big));
+    assert_fails_with(
+        &out,
+        &["Policy/big", "over the limit of 4096 bytes per object"],
+    );
+    assert!(host.object("Policy", "big").is_none());
+
+    let status = json!({"status": {"blob": "x".repeat(5000)}}).to_string();
+    let (code, answer) = http(
+        &host,
+        "PUT",
+        "/v1/objects/Policy/small/status",
+        Some(&status),
+    );
+    assert_eq!(code, 400, "{answer}");
+    assert!(
+        error_of(&answer).contains("over the limit of 4096"),
+        "{answer}"
+    );
+    assert!(
+        host.object("Policy", "small")
+            .expect("small")
+            .get("status")
+            .is_none()
+    );
+
+    // All or nothing: one object over the limit refuses the whole apply.
+    let two = format!("kind: Policy\nname: ok\nspec: {{v: 1}}\n---\n{big}");
+    let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(&two));
+    assert!(!out.status.success());
+    assert!(host.object("Policy", "ok").is_none());
+}
+
+/// Keeps a server on the embedded store in the etcd run of the suites too (the harness
+/// leaves servers given `--log-retention` on it): these tests are about its file.
+const EMBEDDED: &[&str] = &["--log-retention", "100000"];
+
+/// `reactor-host store verify --data DATA`.
+fn verify(data: &Path) -> std::process::Output {
+    std::process::Command::new(reactor_host_bin())
+        .args(["store", "verify", "--data"])
+        .arg(data)
+        .output()
+        .expect("verify runs")
+}
+
+/// Stops the server cleanly (SIGTERM) and waits until its store file is free.
+fn stop(host: &Host) {
+    host.signal("-TERM");
+    eventually("the server let go of its store", 30, || {
+        let out = verify(&host.data);
+        (!stderr(&out).contains("already open")).then_some(())
+    });
+}
+
+/// Flips one bit in every copy of `marker` in `file`; answers how many copies there were.
+fn flip_bit_in(file: &Path, marker: &[u8]) -> usize {
+    let mut bytes = std::fs::read(file).expect("read store");
+    let mut found = 0;
+    let mut at = 0;
+    while let Some(i) = bytes[at..].windows(marker.len()).position(|w| w == marker) {
+        let i = at + i;
+        bytes[i + marker.len() / 2] ^= 0x04;
+        found += 1;
+        at = i + marker.len();
+    }
+    std::fs::write(file, bytes).expect("write store");
+    found
+}
+
+#[test]
+fn a_flipped_bit_in_the_store_file_is_an_error_naming_the_object() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let host = Host::start(&data, EMBEDDED);
+    apply(&host, "kind: Policy\nname: good\nspec: {v: 1}\n");
+    apply(
+        &host,
+        "kind: Policy\nname: hit\nspec: {marker: zqzqzqzqzqzqzqzq}\n",
+    );
+    stop(&host);
+    drop(host);
+    let out = verify(&data);
+    assert!(
+        out.status.success(),
+        "a sound file verifies: {}",
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("sound (2 objects"),
+        "{}",
+        stdout(&out)
+    );
+
+    assert!(flip_bit_in(&data.join("store.redb"), b"zqzqzqzqzqzqzqzq") >= 1);
+    let host = Host::start(&data, EMBEDDED);
+    let out = host.cli(&["get", "Policy", "hit"]);
+    assert_fails_with(&out, &["corrupt record Policy/hit", "checksum mismatch"]);
+    let out = host.cli(&["get", "Policy"]);
+    assert_fails_with(&out, &["corrupt record Policy/hit"]);
+    assert_eq!(
+        host.object("Policy", "good")
+            .expect("the other object is served")["spec"],
+        json!({"v": 1})
+    );
+    stop(&host);
+    drop(host);
+    let out = verify(&data);
+    assert_fails_with(&out, &["store.redb has", "problem"]);
+    let report = stdout(&out);
+    assert!(
+        report.contains("Policy/hit: checksum mismatch"),
+        "verify names the object: {report}"
+    );
+}
+
+#[test]
+fn a_store_file_redb_cannot_open_stops_serve_with_one_line() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let host = Host::start(&data, EMBEDDED);
+    apply(&host, "kind: Policy\nname: a\nspec: {v: 1}\n");
+    stop(&host);
+    drop(host);
+    let file = data.join("store.redb");
+    let mut bytes = std::fs::read(&file).expect("read");
+    let end = bytes.len().min(1 << 20);
+    bytes[..end].fill(0);
+    std::fs::write(&file, bytes).expect("write");
+    let out = std::process::Command::new(reactor_host_bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data)
+        .arg("--components")
+        .arg(data.join("components"))
+        .args(EMBEDDED)
+        .env("RUST_LOG", "off")
+        .output()
+        .expect("serve runs");
+    assert_fails_with(&out, &["store.redb"]);
+    assert!(
+        !stderr(&out).contains("panicked"),
+        "{}",
+        stderr(&out)
+    );
+    let out = verify(&data);
+    assert_fails_with(&out, &["store.redb"]);
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+/// `reactor-host ARGS` under umask 000, so only the program itself can make its files private.
+fn open_umask(args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new("sh");
+    command
+        .args(["-c", "umask 000; exec \"$0\" \"$@\""])
+        .arg(reactor_host_bin())
+        .args(args)
+        .env_remove("REACTOR_TOKEN")
+        .env_remove("REACTOR_SERVER");
+    command
+}
+
+#[cfg(unix)]
+#[test]
+fn data_folders_are_private_and_tokens_are_read_from_files() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let mut serve = open_umask(&["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data)
+        .arg("--components")
+        .arg(tmp.path().join("components"))
+        .args(EMBEDDED)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(serve.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("address");
+    let url = line
+        .trim()
+        .strip_prefix("reactor-host listening on ")
+        .expect("address line")
+        .to_owned();
+    assert_eq!(mode(&data), 0o700, "data folder");
+    assert_eq!(mode(&data.join("token")), 0o600, "token");
+    assert_eq!(mode(&data.join("store.redb")), 0o600, "store");
+
+    // A client given only a token file: no --token, no token in its --data.
+    let token_file = tmp.path().join("token-copy");
+    std::fs::copy(data.join("token"), &token_file).expect("copy token");
+    let client = |args: &[&str], file: &Path| {
+        std::process::Command::new(reactor_host_bin())
+            .args(args)
+            .args(["--server", &url, "--data", "/nonexistent"])
+            .arg("--token-file")
+            .arg(file)
+            .env_remove("REACTOR_TOKEN")
+            .output()
+            .expect("client runs")
+    };
+    let out = client(&["get", "Policy"], &token_file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let wrong = tmp.path().join("wrong-token");
+    std::fs::write(&wrong, "not-the-token\n").expect("write");
+    assert_fails_with(&client(&["get", "Policy"], &wrong), &["token"]);
+    assert_fails_with(
+        &client(&["get", "Policy"], &tmp.path().join("missing")),
+        &["missing"],
+    );
+
+    // The agent takes the token from a file too, and keeps its folder private.
+    let agent_data = tmp.path().join("agent-data");
+    let mut agent = open_umask(&[
+        "agent",
+        "--id",
+        "a1",
+        "--server",
+        &url,
+        "--heartbeat",
+        "200ms",
+    ])
+    .arg("--token-file")
+    .arg(&token_file)
+    .arg("--data")
+    .arg(&agent_data)
+    .arg("--southbound")
+    .arg(tmp.path().join("southbound"))
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .expect("agent starts");
+    eventually("the agent saved its state", 30, || {
+        agent_data.join("agent-state.json").exists().then_some(())
+    });
+    assert_eq!(mode(&agent_data), 0o700, "agent data folder");
+    assert_eq!(
+        mode(&agent_data.join("agent-state.json")),
+        0o600,
+        "agent state"
+    );
+    let _ = agent.kill();
+    let _ = agent.wait();
+    let _ = serve.kill();
+    let _ = serve.wait();
+}
+
+/// The components view as JSON.
+fn components(host: &Host) -> Vec<Value> {
+    let out = host.cli(&["components", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("components --json")
+}
+
+fn component<'a>(list: &'a [Value], name: &str) -> Option<&'a Value> {
+    list.iter().find(|c| c["name"] == name)
+}
+
+#[cfg(unix)]
+#[test]
+fn the_components_folder_never_blocks_and_shows_what_it_does_not_load() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let dir = data.join("components");
+    std::fs::create_dir_all(&dir).expect("components folder");
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("x.wasm"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", dir.join("z.wasm")).expect("symlink");
+    let ignored = ["my comp.wasm", "ünïcode.wasm", "a.b.wasm", "x.WASM"];
+    for name in ignored {
+        std::fs::write(dir.join(name), b"\0asm").expect("write");
+    }
+    std::fs::write(dir.join("notes.txt"), b"not a component").expect("write");
+    // Starting at all is the first check: a FIFO used to block the start for good.
+    let host = Host::start(&data, &[]);
+    let list = components(&host);
+    let x = component(&list, "x").expect("x is listed");
+    assert_eq!(x["state"], "failed", "{x}");
+    assert!(
+        x["error"].as_str().unwrap_or_default().contains("FIFO"),
+        "{x}"
+    );
+    let z = component(&list, "z").expect("z is listed");
+    assert!(
+        z["error"].as_str().unwrap_or_default().contains("device"),
+        "{z}"
+    );
+    for name in ignored {
+        let entry = component(&list, name).unwrap_or_else(|| panic!("{name} is listed: {list:?}"));
+        assert_eq!(entry["state"], "ignored", "{entry}");
+        assert!(
+            entry["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{entry}"
+        );
+    }
+    assert!(
+        component(&list, "notes.txt").is_none(),
+        "other files stay unlisted"
+    );
+    let log = host.log();
+    assert!(
+        log.contains("my comp.wasm"),
+        "ignored files are logged: {log}"
+    );
+
+    // Hot reload still follows the folder: a new file is loaded (and fails, as garbage),
+    // an ignored file that goes away leaves the view.
+    std::fs::write(dir.join("late.wasm"), b"garbage").expect("write");
+    std::fs::remove_file(dir.join("a.b.wasm")).expect("remove");
+    eventually("late.wasm is seen and a.b.wasm forgotten", 30, || {
+        let list = components(&host);
+        (component(&list, "late").is_some_and(|c| c["state"] == "failed")
+            && component(&list, "a.b.wasm").is_none())
+        .then_some(())
+    });
+}
