@@ -17,6 +17,7 @@ pub fn built() -> &'static Path {
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("components");
         let status = Command::new("bash")
             .arg(root.join("scripts/build-components.sh"))
+            .arg("--with-test-guests")
             .arg(&out)
             .env("CARGO_TARGET_DIR", target_dir())
             .env_remove("RUSTFLAGS")
