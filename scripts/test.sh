@@ -12,4 +12,6 @@ cargo test --workspace --no-fail-fast "$@" || status=$?
 REACTOR_TEST_STORE=etcd cargo test -p reactor-host --no-fail-fast \
     --test cli_bad_input --test cli_flow --test engine_wasm --test agents \
     --test components_api --test agent_scheduler "$@" || status=$?
+# The first run of a new user: ./run.sh from a clean clone, its demo checked through the CLI.
+scripts/test-first-run.sh || status=$?
 exit "$status"
