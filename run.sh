@@ -144,7 +144,8 @@ say "  applied  $applied"
 say "  status   Policy/web-allow: reactor $(json_field reactor <<<"$status"), ruleCount $(json_field ruleCount <<<"$status"), agents $(json_field agents <<<"$status")"
 say "  files    edge-1 wrote $files/:"
 for file in "$files"/*.json; do
-    say "             $(basename "$file")  $(cat "$file")"
+    say "             $(basename "$file")  $(python3 -c 'import json, sys
+print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True))' "$file")"
 done
 say "  logs     $demo/logs/server.log, $demo/logs/agent.log"
 say ""
@@ -159,9 +160,15 @@ say "  printf 'kind: Policy\\nname: bad\\nspec: {rules: []}\\n' | rh apply -f - 
 say "  add a rule to $policy, rh apply -f it, and watch $files/"
 say "Press Ctrl-C to stop the server and the agent."
 
-# Until Ctrl-C (the trap above), or until one of the two exits by itself.
+# Until Ctrl-C (the trap above), or until one of the two exits. Both exit with 0 when they
+# are interrupted: that is a stop (also where SIGINT cannot be trapped here, e.g. under
+# nohup); any other status is a failure.
 set +e
-wait -n "${pids[@]}"
+wait -n -p exited "${pids[@]}"
+code=$?
 for i in "${!pids[@]}"; do
-    kill -0 "${pids[$i]}" 2>/dev/null || fail "the ${names[$i]} exited unexpectedly"
+    [ "${pids[$i]}" = "$exited" ] && name="${names[$i]}"
 done
+[ "$code" -eq 0 ] || fail "the $name exited with status $code"
+stop
+say "demo stopped: the $name was stopped, the rest with it (state kept in $demo/)"
