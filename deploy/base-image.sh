@@ -28,6 +28,6 @@ if [ ! -f "$tarball" ]; then
     mv "$tarball.tmp" "$tarball"
 fi
 if ! pm image exists "$BASE_IMAGE"; then
-    pm import --change 'CMD ["/bin/bash"]' "$tarball" "$BASE_IMAGE" >/dev/null
+    pm import --quiet --change 'CMD ["/bin/bash"]' "$tarball" "$BASE_IMAGE" >/dev/null
 fi
 echo "$BASE_IMAGE"

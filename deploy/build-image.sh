@@ -33,3 +33,5 @@ image() {
 }
 image "$HOST_IMAGE" deploy/Containerfile "$REACTOR_HOST_BIN" reactor-host
 image "$ETCD_IMAGE" deploy/Containerfile.etcd "$(command -v etcd)" etcd
+# The previous builds, untagged now (only this project's images carry the label).
+pm image prune --force --filter label=org.reactor-host.image >/dev/null
