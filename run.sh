@@ -1,10 +1,174 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine and runs the server with the example components in ./components.
-# Extra arguments go to `reactor-host serve`, e.g. ./run.sh --listen 127.0.0.1:7900
+# The first run: sets up a fresh machine, then starts the demo in this terminal — a server
+# with one Policy reactor (policy-rust) and one agent with the policy-rule descriptor —
+# applies the sample Policy, prints what happened and what to try next, and keeps running
+# until Ctrl-C, which stops both processes. Everything it makes is under demo/
+# (demo/README.md); a second run starts from what the first left there.
+#
+# usage: ./run.sh [--listen ADDR] [--agent-listen ADDR]
+#   --listen        the server's API (default 127.0.0.1:7800, the CLI's default server)
+#   --agent-listen  the agent's API (default 127.0.0.1:7801, the `scheduler` commands' default)
 set -euo pipefail
 cd "$(dirname "$0")"
+root="$(pwd)"
+
+listen=127.0.0.1:7800
+agent_listen=127.0.0.1:7801
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --listen) listen="${2:?--listen needs an address}"; shift 2 ;;
+        --agent-listen) agent_listen="${2:?--agent-listen needs an address}"; shift 2 ;;
+        *) echo "usage: $0 [--listen ADDR] [--agent-listen ADDR]" >&2; exit 2 ;;
+    esac
+done
+
+demo="demo"
+policy="examples/policy-rust/policy.yaml"
+say() { printf '%s\n' "$*"; }
+step() { printf '==> %s\n' "$*"; }
+
+step "setting up the machine (scripts/setup.sh)"
 scripts/setup.sh
-if [ -x scripts/build-components.sh ] && [ -d examples ] && ls examples/*/Cargo.toml >/dev/null 2>&1; then
-    scripts/build-components.sh components
-fi
-exec cargo run -p reactor-host -- serve "$@"
+step "building the demo's components and reactor-host (a few minutes the first time)"
+scripts/build-components.sh "$demo/build" policy-rust policy-rule-descriptor >/dev/null
+cargo build -p reactor-host
+target="${CARGO_TARGET_DIR:-target}"
+case "$target" in /*) ;; *) target="$root/$target" ;; esac
+bin="$target/debug/reactor-host"
+
+# One reactor in the server's folder, one descriptor in the agent's: nothing else is served.
+mkdir -p "$demo/components" "$demo/descriptors" "$demo/server" "$demo/agent" \
+    "$demo/southbound" "$demo/logs"
+install_component() { # FILE DIR : copy FILE into DIR under a temporary name, then rename it.
+    cp "$1" "$2/.$(basename "$1").tmp"
+    mv "$2/.$(basename "$1").tmp" "$2/$(basename "$1")"
+}
+install_component "$demo/build/policy-rust.wasm" "$demo/components"
+install_component "$demo/build/policy-rule-descriptor.wasm" "$demo/descriptors"
+
+pids=()
+names=()
+stopping=false
+# stop : stops the server and the agent (SIGINT, as Ctrl-C does; then TERM, then KILL).
+stop() {
+    $stopping && return 0
+    stopping=true
+    local pid signal i
+    for signal in INT TERM KILL; do
+        for pid in ${pids[@]+"${pids[@]}"}; do kill "-$signal" "$pid" 2>/dev/null || true; done
+        for i in $(seq 50); do
+            local alive=false
+            for pid in ${pids[@]+"${pids[@]}"}; do kill -0 "$pid" 2>/dev/null && alive=true; done
+            $alive || break 2
+            sleep 0.1
+        done
+    done
+    for pid in ${pids[@]+"${pids[@]}"}; do wait "$pid" 2>/dev/null || true; done
+}
+trap stop EXIT
+trap 'stop; say ""; say "demo stopped: the server and the agent have exited (state kept in $demo/)"; trap - EXIT; exit 0' INT TERM
+
+# fail MESSAGE : says what went wrong with the end of both logs, stops everything.
+fail() {
+    say "run.sh: $*" >&2
+    for log in "$demo/logs/server.log" "$demo/logs/agent.log"; do
+        [ -s "$log" ] && { say "--- last lines of $log" >&2; tail -n 15 "$log" >&2; }
+    done
+    exit 1
+}
+
+# await SECONDS WHAT COMMAND... : runs COMMAND every 0.2 s until it succeeds.
+await() {
+    local deadline=$((SECONDS + $1)) what="$2"
+    shift 2
+    until "$@" >/dev/null 2>&1; do
+        for i in "${!pids[@]}"; do
+            kill -0 "${pids[$i]}" 2>/dev/null || fail "the ${names[$i]} exited while waiting for $what"
+        done
+        [ "$SECONDS" -lt "$deadline" ] || fail "timed out waiting for $what"
+        sleep 0.2
+    done
+}
+
+step "starting the server on http://$listen (log: $demo/logs/server.log)"
+"$bin" serve --data "$demo/server" --components "$demo/components" --listen "$listen" \
+    >"$demo/logs/server.log" 2>&1 &
+pids+=($!)
+names+=(server)
+await 60 "the server to listen" grep -q "reactor-host listening on" "$demo/logs/server.log"
+
+# The client commands below and the agent read these; the token is never on a command line.
+REACTOR_TOKEN="$(cat "$demo/server/token")"
+export REACTOR_TOKEN REACTOR_SERVER="http://$listen" REACTOR_AGENT="http://$agent_listen"
+
+# json_field FIELD... : reads JSON on stdin and prints the field at that path ("" if absent).
+json_field() {
+    python3 -c 'import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1:]:
+    v = v.get(k) if isinstance(v, dict) else None
+print("" if v is None else json.dumps(v) if not isinstance(v, str) else v)' "$@"
+}
+component_ready() {
+    "$bin" components --json | python3 -c 'import json, sys
+ok = [c for c in json.load(sys.stdin) if c["name"] == sys.argv[1] and c["state"].lower() == "ready"]
+sys.exit(0 if ok else 1)' "$1"
+}
+await 120 "policy-rust to load" component_ready policy-rust
+
+step "starting agent edge-1 (label role=edge, API http://$agent_listen, log: $demo/logs/agent.log)"
+"$bin" agent --id edge-1 --label role=edge --data "$demo/agent" \
+    --descriptors "$demo/descriptors" --southbound "$demo/southbound" --listen "$agent_listen" \
+    >"$demo/logs/agent.log" 2>&1 &
+pids+=($!)
+names+=(agent)
+await 60 "the agent's API" "$bin" scheduler descriptors
+
+step "applying $policy"
+applied="$("$bin" apply -f "$policy")" || fail "apply -f $policy failed"
+policy_applied() {
+    local status
+    status="$("$bin" get Policy web-allow -o json | json_field status)"
+    [ "$(json_field ruleCount <<<"$status")" = 2 ] &&
+        [ "$(json_field agents edge-1 <<<"$status")" = 2 ]
+}
+await 60 "Policy/web-allow to reach edge-1" policy_applied
+
+status="$("$bin" get Policy web-allow -o json | json_field status)"
+files="$demo/southbound/policy-rule/web-allow"
+say ""
+say "reactor-host demo — running until Ctrl-C"
+say "  server   $REACTOR_SERVER   reactor $demo/components/policy-rust.wasm"
+say "  agent    edge-1 (role=edge)   descriptor $demo/descriptors/policy-rule-descriptor.wasm, API $REACTOR_AGENT"
+say "  applied  $applied"
+say "  status   Policy/web-allow: reactor $(json_field reactor <<<"$status"), ruleCount $(json_field ruleCount <<<"$status"), agents $(json_field agents <<<"$status")"
+say "  files    edge-1 wrote $files/:"
+for file in "$files"/*.json; do
+    say "             $(basename "$file")  $(python3 -c 'import json, sys
+print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True))' "$file")"
+done
+say "  logs     $demo/logs/server.log, $demo/logs/agent.log"
+say ""
+say "Try next, in another terminal (in $root):"
+say "  export REACTOR_TOKEN=\"\$(cat $demo/server/token)\" REACTOR_SERVER=$REACTOR_SERVER REACTOR_AGENT=$REACTOR_AGENT"
+say "  alias rh=$bin"
+say "  rh get Policy web-allow -o yaml       # status: ruleCount, agents, propagation"
+say "  rh components; rh agents              # the reactor loaded, the agent and what it applied"
+say "  rh scheduler status                   # the agent's KV scheduler: each rule CONFIGURED"
+say "  rm $files/http.json; rh scheduler resync   # drift, repaired"
+say "  printf 'kind: Policy\\nname: bad\\nspec: {rules: []}\\n' | rh apply -f -   # refused: policy has no rules"
+say "  add a rule to $policy, rh apply -f it, and watch $files/"
+say "Press Ctrl-C to stop the server and the agent."
+
+# Until Ctrl-C (the trap above), or until one of the two exits. Both exit with 0 when they
+# are interrupted: that is a stop (also where SIGINT cannot be trapped here, e.g. under
+# nohup); any other status is a failure.
+set +e
+wait -n -p exited "${pids[@]}"
+code=$?
+for i in "${!pids[@]}"; do
+    [ "${pids[$i]}" = "$exited" ] && name="${names[$i]}"
+done
+[ "$code" -eq 0 ] || fail "the $name exited with status $code"
+stop
+say "demo stopped: the $name was stopped, the rest with it (state kept in $demo/)"

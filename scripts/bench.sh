@@ -20,7 +20,7 @@ done
 scripts/setup.sh            # etcd-server (the store's peer), protoc, a font for the plots
 target="${CARGO_TARGET_DIR:-target}"
 out="$target/bench-components"
-scripts/build-components.sh "$out" >/dev/null
+scripts/build-components.sh --with-test-guests "$out" >/dev/null
 cargo build --release -q -p reactor-bench -p reactor-host
 bench="$target/release/reactor-bench"
 "$bench" run "$out" ${scenarios[@]+"${scenarios[@]}"} "$@"

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Builds every guest and example component into OUT/<folder-name>.wasm: Rust crates with
+# Builds every example component into OUT/<folder-name>.wasm: Rust crates with
 # `crate-type = ["cdylib"]` for wasm32-wasip2 (library crates they share are skipped),
 # Python apps with componentize-py, JavaScript with componentize-js.
 #
-# usage: scripts/build-components.sh OUT
+# usage: scripts/build-components.sh [--with-test-guests] OUT [EXAMPLE...]
+#
+# EXAMPLE...: only these folders of examples/ (default: all of them).
+# --with-test-guests: also the test guests of guests/ (misbehave, bad-describe, ...), for the
+# test harness and the benchmarks, which build into a folder of their own under the target
+# folder. Test guests are built to fail, trap and misbehave: never build them into a folder
+# a server or an agent serves (./run.sh serves demo/components and demo/descriptors only).
 #
 # Python and JavaScript builds take seconds to tens of seconds, so each output carries a
 # stamp (OUT/.<name>.inputs) with the sha256 of everything it was built from (its folder,
@@ -18,13 +24,36 @@
 # CARGO_TARGET_DIR is honoured (default: <repo>/target/guests), shared by all crates.
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: $0 OUT" >&2
+test_guests=false
+if [ "${1:-}" = "--with-test-guests" ]; then
+    test_guests=true
+    shift
+fi
+if [ $# -lt 1 ] || [ "${1#-}" != "$1" ]; then
+    echo "usage: $0 [--with-test-guests] OUT [EXAMPLE...]" >&2
     exit 2
 fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mkdir -p "$1"
 out="$(cd "$1" && pwd)"
+shift
+only=("$@")
+for name in ${only[@]+"${only[@]}"}; do
+    if [ ! -d "$root/examples/$name" ]; then
+        echo "build-components: no example $name in examples/" >&2
+        exit 2
+    fi
+done
+
+# wanted NAME : whether example NAME is to be built (every example when none was named).
+wanted() {
+    [ ${#only[@]} -eq 0 ] && return 0
+    local name
+    for name in "${only[@]}"; do
+        [ "$name" = "$1" ] && return 0
+    done
+    return 1
+}
 target="${CARGO_TARGET_DIR:-$root/target/guests}"
 
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
@@ -59,14 +88,22 @@ components() {
     return 0
 }
 
-# Guests, then examples (other languages add theirs below): every component crate.
-for workspace in "$root/guests" "$root/examples"; do
-    [ -f "$workspace/Cargo.toml" ] || continue
-    mapfile -t crates < <(components "$workspace")
-    if [ ${#crates[@]} -gt 0 ]; then
-        build "$workspace" "${crates[@]}"
-    fi
+# Rust examples (other languages add theirs below): every component crate that is wanted.
+mapfile -t crates < <(components "$root/examples")
+selected=()
+for crate in ${crates[@]+"${crates[@]}"}; do
+    wanted "$crate" && selected+=("$crate")
 done
+if [ ${#selected[@]} -gt 0 ]; then
+    build "$root/examples" "${selected[@]}"
+fi
+# Test guests, only when asked for (the test harness and the benchmarks).
+if $test_guests; then
+    mapfile -t crates < <(components "$root/guests")
+    if [ ${#crates[@]} -gt 0 ]; then
+        build "$root/guests" "${crates[@]}"
+    fi
+fi
 
 # shellcheck source=tools.sh
 . "$root/scripts/tools.sh"
@@ -92,6 +129,7 @@ stamp() {
 for dir in "$root"/examples/*/; do
     [ -f "$dir/app.py" ] || continue
     name="$(basename "$dir")"
+    wanted "$name" || continue
     world="$(sed -n '1s/^# world: *\([a-z-]*\).*/\1/p' "$dir/app.py")"
     world="${world:-controller}"
     if [ ! -x "$COMPONENTIZE_PY" ]; then
@@ -112,6 +150,7 @@ done
 for dir in "$root"/examples/*/; do
     [ -f "$dir/package.json" ] || continue
     name="$(basename "$dir")"
+    wanted "$name" || continue
     main="$(node -p "require('$dir/package.json').main")"
     lock_hash="$(sha256sum "$dir/package-lock.json" | cut -c1-16)"
     modules="$REACTOR_TOOLS/npm-$lock_hash"

@@ -44,4 +44,18 @@ if ! command -v npm >/dev/null 2>&1 || ! node -e 'process.exit(+process.versions
     need_root apt-get update -qq
     need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
+# Containers (deploy/): podman with runc, netavark and aardvark-dns (containers find each
+# other by name on a network), iptables for its bridge networks, and debootstrap for the
+# base image, made locally since no image registry is needed (deploy/base-image.sh).
+missing=()
+command -v podman >/dev/null 2>&1 || missing+=(podman)
+command -v runc >/dev/null 2>&1 || missing+=(runc)
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+command -v iptables >/dev/null 2>&1 || missing+=(iptables)
+[ -x /usr/lib/podman/netavark ] || missing+=(netavark)
+[ -x /usr/lib/podman/aardvark-dns ] || missing+=(aardvark-dns)
+if [ ${#missing[@]} -gt 0 ]; then
+    need_root apt-get update -qq
+    need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version)"

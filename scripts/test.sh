@@ -14,4 +14,6 @@ cargo test --workspace --no-fail-fast "$@" || status=$?
 REACTOR_TEST_STORE=etcd cargo test --workspace --no-fail-fast --test binary "$@" -- \
     agent_scheduler:: agents:: cli_bad_input:: cli_flow:: components_api:: engine_wasm:: harden:: \
     || status=$?
+# The first run of a new user: ./run.sh from a clean clone, its demo checked through the CLI.
+scripts/test-first-run.sh || status=$?
 exit "$status"

@@ -29,6 +29,7 @@ pub fn built() -> &'static Path {
         let out = target_tmpdir().join("components");
         let status = Command::new("bash")
             .arg(root().join("scripts/build-components.sh"))
+            .arg("--with-test-guests")
             .arg(&out)
             .env("CARGO_TARGET_DIR", guest_target_dir())
             .env_remove("RUSTFLAGS")
