@@ -2,8 +2,10 @@
 
 use reactor_host::runtime::bindings::reactor::host::nimbus::{NimbusError, Target};
 use reactor_host::runtime::bindings::reactor::host::store::StoreError;
-use reactor_host::runtime::host::{Caller, ControllerHost, ObjectRef};
-use reactor_host::runtime::{ItemStatus, Object};
+use reactor_host::object::{Object, Selector};
+use reactor_host::runtime::ItemStatus;
+use reactor_host::runtime::host::{Caller, ControllerHost, InCallback, ObjectRef};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -11,8 +13,8 @@ use std::sync::Mutex;
 /// in the store.
 #[derive(Default)]
 pub struct RecordingHost {
-    pub statuses: Mutex<BTreeMap<ObjectRef, serde_json::Value>>,
-    pub items: Mutex<BTreeMap<String, (ObjectRef, String)>>,
+    pub statuses: Mutex<BTreeMap<ObjectRef, Value>>,
+    pub items: Mutex<BTreeMap<String, (ObjectRef, Value)>>,
 }
 
 impl RecordingHost {
@@ -30,11 +32,8 @@ impl RecordingHost {
     }
 }
 
-fn owner(caller: &Caller) -> ObjectRef {
-    caller
-        .primary
-        .clone()
-        .expect("the runtime only lets callbacks on an object reach here")
+fn owner(caller: InCallback<'_>) -> ObjectRef {
+    caller.primary.clone()
 }
 
 #[async_trait::async_trait]
@@ -42,34 +41,27 @@ impl ControllerHost for RecordingHost {
     async fn get(&self, _: &Caller, _: &str, _: &str) -> Result<Option<Object>, StoreError> {
         Ok(None)
     }
-    async fn list(
-        &self,
-        _: &Caller,
-        _: &str,
-        _: &[(String, String)],
-    ) -> Result<Vec<Object>, StoreError> {
+    async fn list(&self, _: &Caller, _: &str, _: &Selector) -> Result<Vec<Object>, StoreError> {
         Ok(Vec::new())
     }
-    async fn apply(&self, _: &Caller, obj: Object) -> Result<Object, StoreError> {
+    async fn apply(&self, _: InCallback<'_>, obj: Object) -> Result<Object, StoreError> {
         Ok(obj)
     }
-    async fn delete(&self, _: &Caller, _: &str, _: &str) -> Result<bool, StoreError> {
+    async fn delete(&self, _: InCallback<'_>, _: &str, _: &str) -> Result<bool, StoreError> {
         Ok(false)
     }
-    async fn set_status(&self, caller: &Caller, status: String) -> Result<(), StoreError> {
-        let value =
-            serde_json::from_str(&status).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    async fn set_status(&self, caller: InCallback<'_>, status: Value) -> Result<(), StoreError> {
         self.statuses
             .lock()
             .expect("statuses lock")
-            .insert(owner(caller), value);
+            .insert(owner(caller), status);
         Ok(())
     }
     async fn publish(
         &self,
-        caller: &Caller,
+        caller: InCallback<'_>,
         key: &str,
-        value: String,
+        value: Value,
         _: Target,
     ) -> Result<(), NimbusError> {
         self.items
@@ -78,11 +70,11 @@ impl ControllerHost for RecordingHost {
             .insert(key.into(), (owner(caller), value));
         Ok(())
     }
-    async fn unpublish(&self, _: &Caller, key: &str) -> Result<(), NimbusError> {
+    async fn unpublish(&self, _: InCallback<'_>, key: &str) -> Result<(), NimbusError> {
         self.items.lock().expect("items lock").remove(key);
         Ok(())
     }
-    async fn published(&self, caller: &Caller, prefix: &str) -> Result<Vec<String>, NimbusError> {
+    async fn published(&self, caller: InCallback<'_>, prefix: &str) -> Result<Vec<String>, NimbusError> {
         let me = owner(caller);
         Ok(self
             .items
@@ -93,7 +85,7 @@ impl ControllerHost for RecordingHost {
             .map(|(k, _)| k.clone())
             .collect())
     }
-    async fn statuses(&self, _: &Caller, _: &str) -> Result<Vec<ItemStatus>, NimbusError> {
+    async fn statuses(&self, _: InCallback<'_>, _: &str) -> Result<Vec<ItemStatus>, NimbusError> {
         Ok(Vec::new())
     }
 }

@@ -4,15 +4,15 @@
 
 use super::context::EngineContext;
 use super::status::{merge_reactor_status, update_status};
-use super::wasm::{from_guest, report_to_guest, to_guest};
+use super::wasm::report_to_guest;
 use crate::nimbus::{self, ItemTarget, Owner};
-use crate::object::{ApplyRequest, Selector};
+use crate::object::{ApplyRequest, Object, Selector};
 use crate::runtime::bindings::reactor::host::nimbus::{NimbusError, Target};
 use crate::runtime::bindings::reactor::host::store::StoreError as GuestStoreError;
-use crate::runtime::{Caller, ControllerHost, ItemStatus, Object as GuestObject};
+use crate::runtime::{Caller, ControllerHost, InCallback, ItemStatus};
 use crate::store::StoreError;
 use async_trait::async_trait;
-use std::collections::BTreeMap;
+use serde_json::Value;
 
 pub struct EngineHost {
     context: EngineContext,
@@ -42,45 +42,40 @@ impl ControllerHost for EngineHost {
         _: &Caller,
         kind: &str,
         name: &str,
-    ) -> Result<Option<GuestObject>, GuestStoreError> {
+    ) -> Result<Option<Object>, GuestStoreError> {
         if self.context.reflectors.kinds().iter().any(|k| k == kind)
             && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
-            return Ok(reflector.get(name).as_ref().map(to_guest));
+            return Ok(reflector.get(name));
         }
-        let found = self
-            .context
+        self.context
             .store
             .get(kind, name)
             .await
-            .map_err(guest_error)?;
-        Ok(found.as_ref().map(to_guest))
+            .map_err(guest_error)
     }
 
     async fn list(
         &self,
         _: &Caller,
         kind: &str,
-        selector: &[(String, String)],
-    ) -> Result<Vec<GuestObject>, GuestStoreError> {
-        let labels: BTreeMap<String, String> = selector.iter().cloned().collect();
-        let selector = Selector::from_labels(&labels);
+        selector: &Selector,
+    ) -> Result<Vec<Object>, GuestStoreError> {
         if self.context.reflectors.kinds().iter().any(|k| k == kind)
             && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
-            return Ok(reflector.list(&selector).iter().map(to_guest).collect());
+            return Ok(reflector.list(selector));
         }
         let listing = self
             .context
             .store
-            .list(kind, &selector)
+            .list(kind, selector)
             .await
             .map_err(guest_error)?;
-        Ok(listing.items.iter().map(to_guest).collect())
+        Ok(listing.items)
     }
 
-    async fn apply(&self, _: &Caller, object: GuestObject) -> Result<GuestObject, GuestStoreError> {
-        let object = from_guest(object).map_err(GuestStoreError::Invalid)?;
+    async fn apply(&self, _: InCallback<'_>, object: Object) -> Result<Object, GuestStoreError> {
         let mut applied = self
             .context
             .store
@@ -90,10 +85,15 @@ impl ControllerHost for EngineHost {
         let applied = applied
             .pop()
             .ok_or_else(|| GuestStoreError::Unavailable("the store applied nothing".into()))?;
-        Ok(to_guest(&applied.object))
+        Ok(applied.object)
     }
 
-    async fn delete(&self, _: &Caller, kind: &str, name: &str) -> Result<bool, GuestStoreError> {
+    async fn delete(
+        &self,
+        _: InCallback<'_>,
+        kind: &str,
+        name: &str,
+    ) -> Result<bool, GuestStoreError> {
         match self.context.store.delete(kind, name, None).await {
             Ok(_) => Ok(true),
             Err(StoreError::NotFound { .. }) => Ok(false),
@@ -101,13 +101,8 @@ impl ControllerHost for EngineHost {
         }
     }
 
-    async fn set_status(&self, caller: &Caller, status: String) -> Result<(), GuestStoreError> {
-        let primary = caller
-            .primary
-            .as_ref()
-            .ok_or_else(|| GuestStoreError::Denied("set-status needs a primary object".into()))?;
-        let status: serde_json::Value = serde_json::from_str(&status)
-            .map_err(|e| GuestStoreError::Invalid(format!("status is not JSON: {e}")))?;
+    async fn set_status(&self, caller: InCallback<'_>, status: Value) -> Result<(), GuestStoreError> {
+        let primary = caller.primary;
         let store = self.context.store.as_ref();
         update_status(store, &primary.kind, &primary.name, |current| {
             merge_reactor_status(current, status.clone())
@@ -119,14 +114,12 @@ impl ControllerHost for EngineHost {
 
     async fn publish(
         &self,
-        caller: &Caller,
+        caller: InCallback<'_>,
         key: &str,
-        value: String,
+        value: Value,
         to: Target,
     ) -> Result<(), NimbusError> {
-        let owner = owner(caller)?;
-        let value = serde_json::from_str(&value)
-            .map_err(|e| NimbusError::Invalid(format!("value of {key} is not JSON: {e}")))?;
+        let owner = owner(caller);
         let target = match to {
             Target::Agents(ids) => ItemTarget::Agents(ids),
             Target::Labels(labels) => ItemTarget::Labels(labels.into_iter().collect()),
@@ -136,15 +129,19 @@ impl ControllerHost for EngineHost {
             .map_err(nimbus_error)
     }
 
-    async fn unpublish(&self, caller: &Caller, key: &str) -> Result<(), NimbusError> {
-        let owner = owner(caller)?;
+    async fn unpublish(&self, caller: InCallback<'_>, key: &str) -> Result<(), NimbusError> {
+        let owner = owner(caller);
         nimbus::unpublish(self.context.store.as_ref(), &owner, key)
             .await
             .map_err(nimbus_error)
     }
 
-    async fn published(&self, caller: &Caller, prefix: &str) -> Result<Vec<String>, NimbusError> {
-        let owner = owner(caller)?;
+    async fn published(
+        &self,
+        caller: InCallback<'_>,
+        prefix: &str,
+    ) -> Result<Vec<String>, NimbusError> {
+        let owner = owner(caller);
         let items = nimbus::items_of(
             self.context.store.as_ref(),
             &owner.kind,
@@ -160,10 +157,10 @@ impl ControllerHost for EngineHost {
     /// and agent).
     async fn statuses(
         &self,
-        caller: &Caller,
+        caller: InCallback<'_>,
         prefix: &str,
     ) -> Result<Vec<ItemStatus>, NimbusError> {
-        let owner = owner(caller)?;
+        let owner = owner(caller);
         // Reports change all the time: read them from the engine's caches, which hold
         // every report that was handed to a reactor, without a store read per call.
         let selector = nimbus::owner_selector(&owner.kind, &owner.name);
@@ -188,17 +185,12 @@ impl ControllerHost for EngineHost {
 }
 
 /// The owner of what a callback publishes: its primary object.
-fn owner(caller: &Caller) -> Result<Owner, NimbusError> {
-    let primary = caller.primary.as_ref().ok_or_else(|| {
-        NimbusError::Denied(
-            "nimbus calls need a primary object (not in describe or validate)".into(),
-        )
-    })?;
-    Ok(Owner {
-        kind: primary.kind.clone(),
-        name: primary.name.clone(),
-        component: caller.component.clone(),
-    })
+fn owner(caller: InCallback<'_>) -> Owner {
+    Owner {
+        kind: caller.primary.kind.clone(),
+        name: caller.primary.name.clone(),
+        component: caller.component.to_owned(),
+    }
 }
 
 fn nimbus_error(error: nimbus::NimbusError) -> NimbusError {

@@ -79,6 +79,7 @@ pub mod bench;
 pub mod bindings;
 mod cache;
 mod config;
+mod convert;
 mod described;
 mod engine;
 mod error;
@@ -103,10 +104,11 @@ pub use bindings::{
     Action, ItemState, ItemStatus, Meta, Object, ReactorError, descriptor_api, reactor_api,
 };
 pub use described::{Described, DescriptorDescription, ReactorDescription};
+pub use convert::{from_guest, to_guest};
 pub use engine::TICK;
 pub use error::{CallError, RuntimeError};
 pub use handle::{ControllerHandle, DescriptorHandle, Reaction};
-pub use host::{Caller, ControllerHost, Detached, ObjectRef};
+pub use host::{Caller, ControllerHost, Detached, InCallback, ObjectRef};
 pub use registry::{ComponentInfo, ComponentState};
 pub use settings::{Access, ComponentSettings, DirGrant, Grants, Limits, Merge, RuntimeSettings};
 pub use world::World;

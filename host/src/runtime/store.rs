@@ -1,13 +1,25 @@
-//! The `store` import: delegated to the [`ControllerHost`](super::ControllerHost) with the
-//! calling component and primary object.
+//! The `store` import: the caller checked and the guest's JSON parsed once, then delegated to
+//! the [`ControllerHost`](super::ControllerHost) in the host's own types.
 
 use super::bindings::Object;
 use super::bindings::reactor::host::store::{Host, StoreError};
+use super::convert::{from_guest, to_guest};
+use super::host::InCallback;
 use super::state::HostState;
+use crate::object::Selector;
+
+impl HostState {
+    fn writer(&self, what: &str) -> Result<InCallback<'_>, StoreError> {
+        self.caller.in_callback().ok_or_else(|| {
+            StoreError::Denied(format!("{what} is allowed only in a callback on an object"))
+        })
+    }
+}
 
 impl Host for HostState {
     async fn get(&mut self, kind: String, name: String) -> Result<Option<Object>, StoreError> {
-        self.host.get(&self.caller, &kind, &name).await
+        let found = self.host.get(&self.caller, &kind, &name).await?;
+        Ok(found.as_ref().map(to_guest))
     }
 
     async fn list(
@@ -15,36 +27,27 @@ impl Host for HostState {
         kind: String,
         selector: Vec<(String, String)>,
     ) -> Result<Vec<Object>, StoreError> {
-        self.host.list(&self.caller, &kind, &selector).await
+        let selector = Selector::from_labels(&selector.into_iter().collect());
+        let found = self.host.list(&self.caller, &kind, &selector).await?;
+        Ok(found.iter().map(to_guest).collect())
     }
 
     async fn apply(&mut self, obj: Object) -> Result<Object, StoreError> {
-        if self.caller.primary.is_none() {
-            return Err(StoreError::Denied(
-                "apply is allowed only in a callback on an object".into(),
-            ));
-        }
-        self.host.apply(&self.caller, obj).await
+        let caller = self.writer("apply")?;
+        let object = from_guest(obj).map_err(StoreError::Invalid)?;
+        let applied = self.host.apply(caller, object).await?;
+        Ok(to_guest(&applied))
     }
 
     async fn delete(&mut self, kind: String, name: String) -> Result<bool, StoreError> {
-        if self.caller.primary.is_none() {
-            return Err(StoreError::Denied(
-                "delete is allowed only in a callback on an object".into(),
-            ));
-        }
-        self.host.delete(&self.caller, &kind, &name).await
+        let caller = self.writer("delete")?;
+        self.host.delete(caller, &kind, &name).await
     }
 
     async fn set_status(&mut self, status: String) -> Result<(), StoreError> {
-        if self.caller.primary.is_none() {
-            return Err(StoreError::Denied(
-                "set-status is allowed only in a callback on an object".into(),
-            ));
-        }
-        if let Err(e) = serde_json::from_str::<serde_json::Value>(&status) {
-            return Err(StoreError::Invalid(format!("status is not JSON: {e}")));
-        }
-        self.host.set_status(&self.caller, status).await
+        let caller = self.writer("set-status")?;
+        let status = serde_json::from_str(&status)
+            .map_err(|e| StoreError::Invalid(format!("status is not JSON: {e}")))?;
+        self.host.set_status(caller, status).await
     }
 }
