@@ -1059,7 +1059,7 @@ async fn a_failed_route_reverts_the_transaction_leaving_no_file() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn host_interfaces_in_the_folder_are_discovered_and_resync_never_removes_them() {
+async fn host_interfaces_in_the_folder_are_obtained_and_resync_never_removes_them() {
     let agent = Agent::start().await;
     let southbound = &agent.southbound;
     southbound.put_behind_back(&host_interface("eth0"), &json!({"mtu": 1500}));
@@ -1080,8 +1080,9 @@ async fn host_interfaces_in_the_folder_are_discovered_and_resync_never_removes_t
         .resync(Resync::Downstream)
         .await
         .expect("resync");
+    // Retrieved as the southbound's own: OBTAINED, as Ligato names it.
     let eth0 = agent.scheduler.status(&host_interface("eth0")).await;
-    assert_eq!(eth0.state, ValueState::Discovered);
+    assert_eq!(eth0.state, ValueState::Obtained);
     assert_eq!(eth0.value, Some(json!({"mtu": 1500})));
     assert_eq!(
         agent.state(&interface("my-afpacket")).await,
@@ -1097,7 +1098,7 @@ async fn host_interfaces_in_the_folder_are_discovered_and_resync_never_removes_t
         .expect("full resync");
     assert_eq!(
         agent.state(&host_interface("eth0")).await,
-        ValueState::Discovered
+        ValueState::Obtained
     );
     assert_eq!(
         southbound.contents(),
@@ -1109,7 +1110,7 @@ async fn host_interfaces_in_the_folder_are_discovered_and_resync_never_removes_t
         .scheduler
         .transaction(vec![delete(host_interface("eth0"))], TxnOptions::default())
         .await
-        .expect_err("discovered");
+        .expect_err("obtained");
     assert!(matches!(error, TxnError::ObtainedKey(_)), "{error}");
     agent
         .scheduler

@@ -70,32 +70,64 @@ pub async fn retrieve_all(
     (found, errors)
 }
 
-/// Splits what a descriptor retrieved into base values and the values derived from them:
-/// retrieve returns base values only (Ligato's contract); a descriptor that also returns
-/// derived values (a `@0.1.0` component may) gets them dropped from the base values and
-/// used as the derived values' actual contents.
-async fn split_derived(
-    registry: &Registry,
-    values: &[RetrievedValue],
-) -> (Vec<RetrievedValue>, HashMap<Key, RetrievedValue>) {
-    let mut derived_keys = HashSet::new();
-    for value in values {
-        if let Some(descriptor) = registry.for_key(&value.key) {
-            for (child, _) in descriptor.derived_values(&value.key, &value.value).await {
-                derived_keys.insert(child);
+/// What all descriptors retrieved, seen whole: retrieve returns base values only
+/// (Ligato's contract); a value that another retrieved value derives (a `@0.1.0`
+/// component may return it, or its own descriptor retrieves it) is not a base value: it
+/// only tells the actual contents of that derived value.
+struct Found<'r> {
+    /// Every retrieved value by key.
+    by_key: HashMap<&'r str, &'r RetrievedValue>,
+    /// Keys derived from some retrieved value.
+    derived: HashSet<Key>,
+    /// Descriptors that could retrieve: a value of theirs not found is not there.
+    retrieving: HashSet<&'r str>,
+}
+
+impl<'r> Found<'r> {
+    async fn new(registry: &Registry, retrieved: &'r Retrieved) -> Self {
+        let mut derived = HashSet::new();
+        for value in retrieved.values().flatten() {
+            if let Some(descriptor) = registry.for_key(&value.key) {
+                for (child, _) in descriptor.derived_values(&value.key, &value.value).await {
+                    derived.insert(child);
+                }
             }
         }
-    }
-    let mut base = Vec::new();
-    let mut direct = HashMap::new();
-    for value in values {
-        if derived_keys.contains(&value.key) {
-            direct.insert(value.key.clone(), value.clone());
-        } else {
-            base.push(value.clone());
+        Self {
+            by_key: retrieved
+                .values()
+                .flatten()
+                .map(|v| (v.key.as_str(), v))
+                .collect(),
+            derived,
+            retrieving: retrieved.keys().map(String::as_str).collect(),
         }
     }
-    (base, direct)
+
+    /// The actual contents of a derived value of `parent` the scheduler computed as
+    /// `computed`: what was retrieved for it; else absent if a descriptor other than the
+    /// parent's handles it and retrieved; else `computed` (derived, not retrieved).
+    fn derived_value(
+        &self,
+        registry: &Registry,
+        parent: &str,
+        key: &str,
+        computed: Value,
+    ) -> Option<Value> {
+        if let Some(found) = self.by_key.get(key) {
+            return Some(found.value.clone());
+        }
+        let parents = registry.for_key(parent).map(|d| d.name().to_owned());
+        match registry.for_key(key) {
+            Some(descriptor)
+                if self.retrieving.contains(descriptor.name())
+                    && parents.as_deref() != Some(descriptor.name()) =>
+            {
+                None
+            }
+            _ => Some(computed),
+        }
+    }
 }
 
 /// Makes the graph's belief match what was retrieved, as Ligato's refresh: base values
@@ -103,10 +135,14 @@ async fn split_derived(
 /// actual value, values of a previous life are DISCOVERED (northbound) or OBTAINED
 /// (southbound), and derived values are derived from the retrieved base values.
 pub async fn apply_retrieved(executor: &mut Executor<'_>, retrieved: &Retrieved) {
+    let direct = Found::new(executor.registry, retrieved).await;
     for (descriptor, values) in retrieved {
-        let (base, direct) = split_derived(executor.registry, values).await;
+        let base: Vec<&RetrievedValue> = values
+            .iter()
+            .filter(|v| !direct.derived.contains(&v.key))
+            .collect();
         let by_key: BTreeMap<&str, &RetrievedValue> =
-            base.iter().map(|v| (v.key.as_str(), v)).collect();
+            base.iter().map(|v| (v.key.as_str(), *v)).collect();
         let owned: Vec<Key> = executor
             .graph
             .nodes()
@@ -162,7 +198,7 @@ pub async fn apply_retrieved(executor: &mut Executor<'_>, retrieved: &Retrieved)
                 }
             }
         }
-        for value in &base {
+        for value in base {
             if executor.graph.get(&value.key).is_some() {
                 continue;
             }
@@ -191,7 +227,7 @@ pub async fn apply_retrieved(executor: &mut Executor<'_>, retrieved: &Retrieved)
 fn refresh_derived<'e>(
     executor: &'e mut Executor<'_>,
     key: &'e str,
-    direct: &'e HashMap<Key, RetrievedValue>,
+    direct: &'e Found<'_>,
 ) -> futures::future::BoxFuture<'e, ()> {
     Box::pin(async move {
         let Some(node) = executor.graph.get(key) else {
@@ -211,16 +247,19 @@ fn refresh_derived<'e>(
         }
         let mut keep = old;
         for (child, value) in derived {
-            let actual = direct.get(&child).map_or(value, |d| d.value.clone());
+            let actual = direct.derived_value(executor.registry, key, &child, value);
             let node = executor.graph.entry(&child, ValueOrigin::FromNorthbound);
             if node.is_external() {
                 continue;
             }
-            if node.state == ValueState::Nonexistent {
+            if node.state == ValueState::Nonexistent && actual.is_some() {
                 node.state = ValueState::Discovered;
             }
             node.derived_from = Some(key.to_owned());
-            node.applied = Some(actual);
+            if actual.is_none() && node.applied.is_some() && node.state == ValueState::Configured {
+                node.state = ValueState::Missing;
+            }
+            node.applied = actual;
             if !keep.contains(&child) {
                 keep.push(child.clone());
             }
