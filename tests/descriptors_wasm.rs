@@ -535,10 +535,11 @@ async fn route_is_pending_until_its_interface_exists_then_files_follow_dependenc
         .await;
     assert_eq!(
         agent.take_log(),
+        // Ligato's order: a created value brings its dependants, then its derived values.
         vec![
             "create vpp/interface/my-tap",
-            "create vpp/interface/address/my-tap/10.0.0.1/24",
             "create vpp/route/my-route",
+            "create vpp/interface/address/my-tap/10.0.0.1/24",
         ]
     );
     let keys: Vec<_> = record.planned.iter().map(|op| op.key.clone()).collect();
@@ -572,13 +573,14 @@ async fn route_is_pending_until_its_interface_exists_then_files_follow_dependenc
     assert_eq!(agent.take_log(), vec!["update vpp/route/my-route"]);
     assert_eq!(southbound.value(&route("my-route")), moved);
 
-    // Removing the interface takes the route down first (back to PENDING).
+    // Removing the interface takes its address, then the route down (back to PENDING),
+    // then itself, as Ligato.
     agent.apply(vec![delete(interface("my-tap"))]).await;
     assert_eq!(
         agent.take_log(),
         vec![
-            "delete vpp/route/my-route",
             "delete vpp/interface/address/my-tap/10.0.0.1/24",
+            "delete vpp/route/my-route",
             "delete vpp/interface/my-tap",
         ]
     );
@@ -729,13 +731,15 @@ async fn changing_the_rx_ring_recreates_the_interface_around_its_route() {
         .await;
     assert_eq!(
         agent.take_log(),
+        // Ligato's order: a removed value takes its derived values, then its dependants;
+        // a created one brings its dependants, then its derived values.
         vec![
-            "delete vpp/route/my-route",
             "delete vpp/interface/address/my-tap/10.0.0.1/24",
+            "delete vpp/route/my-route",
             "delete vpp/interface/my-tap",
             "create vpp/interface/my-tap",
-            "create vpp/interface/address/my-tap/10.0.0.1/24",
             "create vpp/route/my-route",
+            "create vpp/interface/address/my-tap/10.0.0.1/24",
         ]
     );
     assert!(
@@ -1038,7 +1042,10 @@ async fn a_failed_route_reverts_the_transaction_leaving_no_file() {
         .collect();
     assert_eq!(
         reverts,
+        // Newest first, as Ligato: the failed route (never created: no southbound call),
+        // then the interface with its address.
         vec![
+            (route("my-route"), Operation::Delete, None),
             (address("my-tap", "10.0.0.1/24"), Operation::Delete, None),
             (interface("my-tap"), Operation::Delete, None)
         ]
