@@ -31,6 +31,8 @@ pub struct Node {
     /// How a failure of this value is retried: the options of the northbound transaction
     /// that last requested it (or its parent), whatever transaction fails it later.
     pub retry: Option<RetryOptions>,
+    /// OBTAINED through a southbound notification (not only found by retrieve).
+    pub notified: bool,
     pub last_txn: u64,
 }
 
@@ -51,6 +53,7 @@ impl Node {
             error: None,
             attempts: 0,
             retry: None,
+            notified: false,
             last_txn: 0,
         }
     }

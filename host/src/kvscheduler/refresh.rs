@@ -166,8 +166,13 @@ pub async fn apply_retrieved(executor: &mut Executor<'_>, retrieved: &Retrieved)
                         .observe(&key, Some(found.value.clone()), ValueState::Obtained)
                         .await
                 }
+                // A notified value is the southbound's word: a retrieve that does not
+                // see it does not remove it (deliberately unlike Ligato's refresh); one
+                // only retrieved before goes.
                 (ValueState::Obtained, None) => {
-                    executor.observe(&key, None, ValueState::Obtained).await
+                    if !executor.graph.get(&key).is_some_and(|n| n.notified) {
+                        executor.observe(&key, None, ValueState::Obtained).await
+                    }
                 }
                 (state, Some(found)) => {
                     if let Some(node) = executor.graph.get_mut(&key) {

@@ -377,6 +377,9 @@ async fn perform(executor: &mut Executor<'_>, work: &Work, refresh: bool) {
             executor
                 .observe(key, value.clone(), ValueState::Obtained)
                 .await;
+            if let Some(node) = executor.graph.get_mut(key) {
+                node.notified = true;
+            }
         }
         Work::Resync(resync) => {
             let full = matches!(resync, Resync::Full(_));
