@@ -37,3 +37,5 @@ pub use policy::THREE;
 pub use recording_host::RecordingHost;
 pub use sink::Sink;
 pub use watcher::Watcher;
+
+pub mod kv;

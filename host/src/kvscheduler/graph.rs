@@ -2,11 +2,11 @@
 //! derived values as edges; dependencies are also indexed backwards, target to dependants.
 
 use super::api::{
-    Dependency, DependencyTarget, GraphNode, InvalidValue, Key, Metadata, Value, ValueOrigin,
-    ValueState, ValueStatus,
+    Dependency, DependencyTarget, GraphNode, InvalidValue, Key, Metadata, RetryOptions, Value,
+    ValueOrigin, ValueState, ValueStatus,
 };
 use super::dependants::Dependants;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Everything the scheduler knows about one key.
 #[derive(Debug, Clone)]
@@ -28,6 +28,11 @@ pub struct Node {
     pub error: Option<String>,
     /// Retries done since the last success.
     pub attempts: u32,
+    /// How a failure of this value is retried: the options of the northbound transaction
+    /// that last requested it (or its parent), whatever transaction fails it later.
+    pub retry: Option<RetryOptions>,
+    /// OBTAINED through a southbound notification (not only found by retrieve).
+    pub notified: bool,
     pub last_txn: u64,
 }
 
@@ -47,6 +52,8 @@ impl Node {
             invalid: None,
             error: None,
             attempts: 0,
+            retry: None,
+            notified: false,
             last_txn: 0,
         }
     }
@@ -58,7 +65,7 @@ impl Node {
 
     /// Whether the value is owned by the southbound rather than the scheduler.
     pub fn is_external(&self) -> bool {
-        matches!(self.state, ValueState::Obtained | ValueState::Discovered)
+        self.state == ValueState::Obtained
     }
 
     pub fn status(&self, graph: &Graph) -> ValueStatus {
@@ -172,6 +179,59 @@ impl Graph {
             .filter(|d| !self.is_satisfied(d, excluded))
             .cloned()
             .collect()
+    }
+
+    /// Whether the dependencies of `key` are met, counting a cycle of values that wait only
+    /// for each other (a strongly connected component) as met: the cycle is created as if it
+    /// were one value (Ligato's `isNodeReady`).
+    pub fn is_ready(&self, key: &str) -> bool {
+        self.ready_from(key, 0, &mut HashMap::new(), false).0
+    }
+
+    /// Whether `key` is ready, and the lowest depth of the current walk it reaches back to.
+    fn ready_from(
+        &self,
+        key: &str,
+        depth: usize,
+        visited: &mut HashMap<Key, usize>,
+        in_cycle: bool,
+    ) -> (bool, usize) {
+        if let Some(&at) = visited.get(key) {
+            return (true, at);
+        }
+        let Some(node) = self.nodes.get(key) else {
+            return (false, depth);
+        };
+        visited.insert(key.to_owned(), depth);
+        let mut reach = depth;
+        let mut ready = true;
+        for dependency in &node.dependencies {
+            let mut met = false;
+            for target in self.matching(&dependency.target) {
+                if target.is_available() {
+                    met = true;
+                    if !in_cycle {
+                        break;
+                    }
+                }
+                // Only a value still wanted can be part of a cycle being created.
+                if target.wanted.is_none() || target.state == ValueState::Removed {
+                    continue;
+                }
+                let (target_ready, target_reach) =
+                    self.ready_from(&target.key, depth + 1, visited, true);
+                if target_ready && target_reach <= depth {
+                    met = true;
+                    reach = reach.min(target_reach);
+                }
+            }
+            if !met {
+                ready = false;
+                break;
+            }
+        }
+        visited.remove(key);
+        (ready, reach)
     }
 
     /// The nodes with a dependency that `key` matches, in key order.

@@ -7,18 +7,38 @@ use super::api::{
 use super::graph::Graph;
 use super::registry::Registry;
 use super::txn::Executor;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What each descriptor that can retrieve found, by descriptor name.
 pub type Retrieved = BTreeMap<String, Vec<RetrievedValue>>;
 
 /// Retrieves through every descriptor; one that fails is skipped (its values keep the
-/// scheduler's belief) and reported.
+/// scheduler's belief) and reported. Each descriptor gets to correlate its base values
+/// only (Ligato's contract): what is about to be applied (`wanted`, a full resync) or what
+/// the scheduler believes applied.
 pub async fn retrieve_all(
     graph: &Graph,
     registry: &Registry,
     only: Option<&[String]>,
+    wanted: bool,
 ) -> (Retrieved, Vec<(String, DescriptorError)>) {
+    let mut correlate: BTreeMap<String, Vec<(Key, Value)>> = BTreeMap::new();
+    for node in graph
+        .nodes()
+        .filter(|n| n.derived_from.is_none() && !n.is_external())
+    {
+        let value = if wanted {
+            node.wanted.clone()
+        } else {
+            node.applied.clone()
+        };
+        if let (Some(value), Some(descriptor)) = (value, registry.for_key(&node.key)) {
+            correlate
+                .entry(descriptor.name().to_owned())
+                .or_default()
+                .push((node.key.clone(), value));
+        }
+    }
     let mut found = Retrieved::new();
     let mut errors = Vec::new();
     for descriptor in registry.retrieve_order() {
@@ -26,13 +46,21 @@ pub async fn retrieve_all(
         if only.is_some_and(|names| !names.contains(&name)) {
             continue;
         }
-        let correlate: Vec<(Key, Value)> = graph
-            .nodes()
-            .filter(|n| n.descriptor.as_deref() == Some(name.as_str()) && !n.is_external())
-            .filter_map(|n| n.applied.clone().map(|v| (n.key.clone(), v)))
-            .collect();
+        let correlate = correlate.remove(&name).unwrap_or_default();
         match descriptor.retrieve(&correlate).await {
-            Ok(Some(values)) => {
+            Ok(Some(mut values)) => {
+                for value in values
+                    .iter_mut()
+                    .filter(|v| v.origin == ValueOrigin::Unknown)
+                {
+                    // Ligato: a value the scheduler meant to apply is the northbound's,
+                    // any other the southbound's.
+                    value.origin = if correlate.iter().any(|(k, _)| k == &value.key) {
+                        ValueOrigin::FromNorthbound
+                    } else {
+                        ValueOrigin::FromSouthbound
+                    };
+                }
                 found.insert(name, values);
             }
             Ok(None) => {}
@@ -42,16 +70,83 @@ pub async fn retrieve_all(
     (found, errors)
 }
 
-/// Makes the graph's belief match what was retrieved: values gone from the southbound are
-/// no longer applied, changed ones carry their actual value, unknown northbound values are
-/// kept for removal, and southbound-owned values are DISCOVERED. OBTAINED values stay.
+/// What all descriptors retrieved, seen whole: retrieve returns base values only
+/// (Ligato's contract); a value that another retrieved value derives (a `@0.1.0`
+/// component may return it, or its own descriptor retrieves it) is not a base value: it
+/// only tells the actual contents of that derived value.
+struct Found<'r> {
+    /// Every retrieved value by key.
+    by_key: HashMap<&'r str, &'r RetrievedValue>,
+    /// Keys derived from some retrieved value.
+    derived: HashSet<Key>,
+    /// Descriptors that could retrieve: a value of theirs not found is not there.
+    retrieving: HashSet<&'r str>,
+}
+
+impl<'r> Found<'r> {
+    async fn new(registry: &Registry, retrieved: &'r Retrieved) -> Self {
+        let mut derived = HashSet::new();
+        for value in retrieved.values().flatten() {
+            if let Some(descriptor) = registry.for_key(&value.key) {
+                for (child, _) in descriptor.derived_values(&value.key, &value.value).await {
+                    derived.insert(child);
+                }
+            }
+        }
+        Self {
+            by_key: retrieved
+                .values()
+                .flatten()
+                .map(|v| (v.key.as_str(), v))
+                .collect(),
+            derived,
+            retrieving: retrieved.keys().map(String::as_str).collect(),
+        }
+    }
+
+    /// The actual contents of a derived value of `parent` the scheduler computed as
+    /// `computed`: what was retrieved for it; else absent if a descriptor other than the
+    /// parent's handles it and retrieved; else `computed` (derived, not retrieved).
+    fn derived_value(
+        &self,
+        registry: &Registry,
+        parent: &str,
+        key: &str,
+        computed: Value,
+    ) -> Option<Value> {
+        if let Some(found) = self.by_key.get(key) {
+            return Some(found.value.clone());
+        }
+        let parents = registry.for_key(parent).map(|d| d.name().to_owned());
+        match registry.for_key(key) {
+            Some(descriptor)
+                if self.retrieving.contains(descriptor.name())
+                    && parents.as_deref() != Some(descriptor.name()) =>
+            {
+                None
+            }
+            _ => Some(computed),
+        }
+    }
+}
+
+/// Makes the graph's belief match what was retrieved, as Ligato's refresh: base values
+/// gone from the southbound are no longer applied (MISSING), changed ones carry their
+/// actual value, values of a previous life are DISCOVERED (northbound) or OBTAINED
+/// (southbound), and derived values are derived from the retrieved base values.
 pub async fn apply_retrieved(executor: &mut Executor<'_>, retrieved: &Retrieved) {
+    let direct = Found::new(executor.registry, retrieved).await;
     for (descriptor, values) in retrieved {
+        let base: Vec<&RetrievedValue> = values
+            .iter()
+            .filter(|v| !direct.derived.contains(&v.key))
+            .collect();
         let by_key: BTreeMap<&str, &RetrievedValue> =
-            values.iter().map(|v| (v.key.as_str(), v)).collect();
+            base.iter().map(|v| (v.key.as_str(), *v)).collect();
         let owned: Vec<Key> = executor
             .graph
             .nodes()
+            .filter(|n| n.derived_from.is_none())
             .filter(|n| {
                 executor
                     .registry
@@ -66,56 +161,119 @@ pub async fn apply_retrieved(executor: &mut Executor<'_>, retrieved: &Retrieved)
                 continue;
             };
             match (node.state, found) {
-                (ValueState::Obtained, _) => {}
-                (ValueState::Discovered, None) => {
-                    executor.observe(&key, None, ValueState::Discovered).await
-                }
-                (ValueState::Discovered, Some(found)) => {
+                (ValueState::Obtained, Some(found)) => {
                     executor
-                        .observe(&key, Some(found.value.clone()), ValueState::Discovered)
+                        .observe(&key, Some(found.value.clone()), ValueState::Obtained)
                         .await
                 }
-                (_, Some(found)) => {
+                // A notified value is the southbound's word: a retrieve that does not
+                // see it does not remove it (deliberately unlike Ligato's refresh); one
+                // only retrieved before goes.
+                (ValueState::Obtained, None) => {
+                    if !executor.graph.get(&key).is_some_and(|n| n.notified) {
+                        executor.observe(&key, None, ValueState::Obtained).await
+                    }
+                }
+                (state, Some(found)) => {
                     if let Some(node) = executor.graph.get_mut(&key) {
                         node.applied = Some(found.value.clone());
                         if found.metadata.is_some() {
                             node.metadata = found.metadata.clone();
                         }
+                        if state == ValueState::Pending {
+                            node.state = ValueState::Configured;
+                        }
                     }
+                    refresh_derived(executor, &key, &direct).await;
                 }
-                (_, None) => {
+                (state, None) => {
+                    if state == ValueState::Discovered
+                        && executor.graph.get(&key).is_some_and(|n| n.wanted.is_none())
+                    {
+                        executor.graph.remove(&key);
+                        continue;
+                    }
                     if let Some(node) = executor.graph.get_mut(&key)
                         && node.applied.take().is_some()
+                        && state == ValueState::Configured
                     {
                         node.state = ValueState::Missing;
                     }
+                    refresh_derived(executor, &key, &direct).await;
                 }
             }
         }
-        for value in values {
+        for value in base {
             if executor.graph.get(&value.key).is_some() {
                 continue;
             }
             if value.origin == ValueOrigin::FromNorthbound {
-                // Configured by a previous life of the agent and no longer wanted.
+                // Configured by a previous life of the agent: the resync decides its fate.
                 let node = executor
                     .graph
                     .entry(&value.key, ValueOrigin::FromNorthbound);
                 node.applied = Some(value.value.clone());
                 node.metadata = value.metadata.clone();
-                node.state = ValueState::Configured;
+                node.state = ValueState::Discovered;
                 node.descriptor = Some(descriptor.clone());
+                refresh_derived(executor, &value.key, &direct).await;
             } else {
                 executor
-                    .observe(
-                        &value.key,
-                        Some(value.value.clone()),
-                        ValueState::Discovered,
-                    )
+                    .observe(&value.key, Some(value.value.clone()), ValueState::Obtained)
                     .await;
             }
         }
     }
+}
+
+/// The derived values of a refreshed northbound value are what its retrieved value
+/// derives (or, from a descriptor that retrieves them, what it returned); those it no
+/// longer derives are not applied.
+fn refresh_derived<'e>(
+    executor: &'e mut Executor<'_>,
+    key: &'e str,
+    direct: &'e Found<'_>,
+) -> futures::future::BoxFuture<'e, ()> {
+    Box::pin(async move {
+        let Some(node) = executor.graph.get(key) else {
+            return;
+        };
+        let derived = match (&node.applied, executor.registry.for_key(key)) {
+            (Some(value), Some(descriptor)) => descriptor.derived_values(key, value).await,
+            _ => Vec::new(),
+        };
+        let old = node.derived.clone();
+        let new_keys: Vec<Key> = derived.iter().map(|(k, _)| k.clone()).collect();
+        for gone in old.iter().filter(|k| !new_keys.contains(k)) {
+            if let Some(child) = executor.graph.get_mut(gone) {
+                child.applied = None;
+            }
+            refresh_derived(executor, gone, direct).await;
+        }
+        let mut keep = old;
+        for (child, value) in derived {
+            let actual = direct.derived_value(executor.registry, key, &child, value);
+            let node = executor.graph.entry(&child, ValueOrigin::FromNorthbound);
+            if node.is_external() {
+                continue;
+            }
+            if node.state == ValueState::Nonexistent && actual.is_some() {
+                node.state = ValueState::Discovered;
+            }
+            node.derived_from = Some(key.to_owned());
+            if actual.is_none() && node.applied.is_some() && node.state == ValueState::Configured {
+                node.state = ValueState::Missing;
+            }
+            node.applied = actual;
+            if !keep.contains(&child) {
+                keep.push(child.clone());
+            }
+            refresh_derived(executor, &child, direct).await;
+        }
+        if let Some(node) = executor.graph.get_mut(key) {
+            node.derived = keep;
+        }
+    })
 }
 
 /// The "retrieved" view of a dump: what is in the southbound now, plus MISSING for what the
@@ -133,7 +291,11 @@ pub fn retrieved_view(
                 Some(node) => node.status(graph),
                 None => {
                     let mut status = ValueStatus::nonexistent(&value.key);
-                    status.state = ValueState::Discovered;
+                    status.state = if value.origin == ValueOrigin::FromSouthbound {
+                        ValueState::Obtained
+                    } else {
+                        ValueState::Discovered
+                    };
                     status
                 }
             };

@@ -185,13 +185,15 @@ async fn interface_recreation_removes_and_restores_its_route() {
         .expect("re-creation");
     assert_eq!(
         southbound.take_log(),
+        // Ligato's order: a value removed takes its derived values, then its dependants;
+        // a value created brings its dependants, then its derived values.
         vec![
-            "delete vpp/route/my-route",
             "delete vpp/interface/address/my-tap/10.0.0.1/24",
+            "delete vpp/route/my-route",
             "delete vpp/interface/my-tap",
             "create vpp/interface/my-tap",
-            "create vpp/interface/address/my-tap/10.0.0.1/24",
             "create vpp/route/my-route",
+            "create vpp/interface/address/my-tap/10.0.0.1/24",
         ]
     );
     let route_ops: Vec<_> = record
@@ -332,7 +334,10 @@ async fn revert_mode_undoes_the_interface_when_the_route_fails() {
         .collect();
     assert_eq!(
         reverts,
+        // Newest first, as Ligato: the failed route (never created: no southbound call),
+        // then the interface with its address.
         vec![
+            (route("my-route"), Operation::Delete),
             (address("my-tap", "10.0.0.1/24"), Operation::Delete),
             (interface("my-tap"), Operation::Delete)
         ]

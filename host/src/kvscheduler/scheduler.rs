@@ -3,15 +3,16 @@
 
 use super::api::{
     Descriptor, Dump, GraphNode, Key, RequestedValue, Resync, RetryOptions, TimelineEntry,
-    TxnError, TxnMode, TxnOptions, TxnRecord, TxnType, Value, ValueState, ValueStatus,
+    TxnError, TxnMode, TxnOptions, TxnRecord, TxnType, Value, ValueOrigin, ValueState, ValueStatus,
 };
 use super::graph::Graph;
 use super::history::History;
 use super::refresh::{apply_retrieved, retrieve_all, retrieved_view};
 use super::registry::Registry;
 use super::retry::backoff;
-use super::revert::undo_all;
+use super::revert::revert as revert_values;
 use super::txn::Executor;
+use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::SystemTime;
 use tokio::sync::{Mutex, broadcast};
@@ -133,12 +134,20 @@ impl KvScheduler {
 
     /// Refreshes the southbound through the descriptors and repairs any drift.
     pub async fn resync(&self, resync: Resync) -> Result<TxnRecord, TxnError> {
+        self.resync_with(resync, TxnOptions::default()).await
+    }
+
+    /// A resync with the options of a northbound transaction (retries of what fails).
+    pub async fn resync_with(
+        &self,
+        resync: Resync,
+        options: TxnOptions,
+    ) -> Result<TxnRecord, TxnError> {
         let txn_type = match resync {
             Resync::Full(_) => TxnType::FullResync,
             Resync::Downstream => TxnType::DownstreamResync,
         };
-        self.run(txn_type, Work::Resync(resync), TxnOptions::default())
-            .await
+        self.run(txn_type, Work::Resync(resync), options).await
     }
 
     pub async fn status(&self, key: &str) -> ValueStatus {
@@ -158,7 +167,7 @@ impl KvScheduler {
             .filter(|n| n.derived_from.is_none() && !n.is_external())
             .filter_map(|n| n.wanted.clone().map(|v| (n.key.clone(), v)))
             .collect();
-        let (retrieved, _) = retrieve_all(&engine.graph, &engine.registry, None).await;
+        let (retrieved, _) = retrieve_all(&engine.graph, &engine.registry, None, false).await;
         Dump {
             desired,
             retrieved: retrieved_view(&engine.graph, &engine.registry, &retrieved),
@@ -235,14 +244,13 @@ impl KvScheduler {
             planner.ops
         };
 
-        let snapshot = revert.then(|| engine.graph.clone());
         let mut executor = Executor::new(&mut engine.graph, &engine.registry, seq);
         executor.retry = retry;
         executor.stop_on_failure = revert;
         perform(&mut executor, &work, true).await;
         let mut executed = std::mem::take(&mut executor.ops);
-        let failed = std::mem::take(&mut executor.failed);
-        let undo = std::mem::take(&mut executor.undo);
+        let mut failed = std::mem::take(&mut executor.failed);
+        let processed = std::mem::take(&mut executor.processed);
         drop(executor);
 
         if !failed.is_empty() {
@@ -250,10 +258,11 @@ impl KvScheduler {
             refresh_keys(engine, &failed, seq).await;
         }
         let reverted = revert && !failed.is_empty();
-        if let Some(snapshot) = snapshot.filter(|_| reverted) {
-            executed
-                .extend(undo_all(&engine.graph, &engine.registry, undo, &failed, &snapshot).await);
-            engine.graph = snapshot;
+        if reverted {
+            let mut executor = Executor::new(&mut engine.graph, &engine.registry, seq);
+            revert_values(&mut executor, processed).await;
+            executed.append(&mut executor.ops);
+            failed.append(&mut executor.failed);
         }
 
         let record = TxnRecord {
@@ -267,9 +276,7 @@ impl KvScheduler {
             executed,
         };
         engine.history.push(record.clone());
-        if let Some(retry) = retry {
-            self.schedule_retries(engine, retry);
-        }
+        self.schedule_retries(engine);
         drop(guard);
         // Nobody listening is fine.
         let _ = self.records.send(record.clone());
@@ -283,16 +290,17 @@ impl KvScheduler {
         }
     }
 
-    /// Starts a timer per distinct backoff for values left RETRYING by this transaction.
-    fn schedule_retries(&self, engine: &Engine, options: RetryOptions) {
-        let retrying: Vec<(Key, u32)> = engine
+    /// Starts a timer for each value left RETRYING by this transaction, with the retry
+    /// options of the northbound transaction that requested it.
+    fn schedule_retries(&self, engine: &Engine) {
+        let retrying: Vec<(Key, u32, RetryOptions)> = engine
             .graph
             .nodes()
             .filter(|n| n.state == ValueState::Retrying && n.last_txn == engine.seq)
-            .map(|n| (n.key.clone(), n.attempts))
+            .filter_map(|n| n.retry.map(|r| (n.key.clone(), n.attempts, r)))
             .collect();
         let failed_in = engine.seq;
-        for (key, attempts) in retrying {
+        for (key, attempts, options) in retrying {
             let delay = backoff(&options, attempts);
             let weak: Weak<Mutex<Engine>> = Arc::downgrade(&self.engine);
             let records = self.records.clone();
@@ -332,8 +340,8 @@ async fn perform(executor: &mut Executor<'_>, work: &Work, refresh: bool) {
                     executor.reconcile(key).await;
                 }
             }
-            for (key, value) in values {
-                executor.set_wanted(key.clone(), value.clone(), None).await;
+            for (key, value) in in_ligato_order(executor, values).await {
+                executor.request(key, value).await;
             }
         }
         Work::Retry(keys) => {
@@ -346,6 +354,22 @@ async fn perform(executor: &mut Executor<'_>, work: &Work, refresh: bool) {
                     continue;
                 }
                 node.attempts += 1;
+                // As Ligato, the retry re-applies the base value (and so its derived
+                // values); then the failed value itself, if it still waits.
+                let mut base = key.clone();
+                for _ in 0..64 {
+                    match executor
+                        .graph
+                        .get(&base)
+                        .and_then(|n| n.derived_from.clone())
+                    {
+                        Some(parent) => base = parent,
+                        None => break,
+                    }
+                }
+                if &base != key {
+                    executor.reconcile(base).await;
+                }
                 executor.reconcile(key.clone()).await;
             }
         }
@@ -353,41 +377,92 @@ async fn perform(executor: &mut Executor<'_>, work: &Work, refresh: bool) {
             executor
                 .observe(key, value.clone(), ValueState::Obtained)
                 .await;
+            if let Some(node) = executor.graph.get_mut(key) {
+                node.notified = true;
+            }
         }
         Work::Resync(resync) => {
+            let full = matches!(resync, Resync::Full(_));
             if let Resync::Full(values) = resync {
-                let unwanted: Vec<Key> = executor
+                let wanted: HashMap<&Key, &Value> = values.iter().map(|(k, v)| (k, v)).collect();
+                let held: Vec<Key> = executor
                     .graph
                     .nodes()
                     .filter(|n| n.derived_from.is_none() && !n.is_external())
-                    .filter(|n| !values.iter().any(|(k, _)| k == &n.key))
                     .map(|n| n.key.clone())
                     .collect();
-                for key in unwanted {
-                    executor.set_wanted(key, None, None).await;
+                for key in held {
+                    if !wanted.contains_key(&key)
+                        && let Some(node) = executor.graph.get_mut(&key)
+                    {
+                        node.wanted = None;
+                    }
                 }
+                let retry = executor.retry;
                 for (key, value) in values {
-                    let node = executor
-                        .graph
-                        .entry(key, super::api::ValueOrigin::FromNorthbound);
+                    let node = executor.graph.entry(key, ValueOrigin::FromNorthbound);
                     if !node.is_external() {
                         node.wanted = Some(value.clone());
+                        node.attempts = 0;
+                        node.retry = retry;
                     }
                 }
             }
             if refresh {
                 let (retrieved, errors) =
-                    retrieve_all(executor.graph, executor.registry, None).await;
+                    retrieve_all(executor.graph, executor.registry, None, full).await;
                 for (descriptor, error) in errors {
                     tracing::warn!(%descriptor, %error, "retrieve failed, keeping the scheduler's belief");
                 }
                 apply_retrieved(executor, &retrieved).await;
+            }
+            // As a Ligato resync transaction: the base values in its order (deletes first:
+            // each removes its derived values and dependants before itself), then whatever
+            // else drifted, each value after the one it is derived from.
+            let base: Vec<(Key, Option<Value>)> = executor
+                .graph
+                .nodes()
+                .filter(|n| n.derived_from.is_none() && !n.is_external())
+                .map(|n| (n.key.clone(), n.wanted.clone()))
+                .collect();
+            for (key, _) in in_ligato_order(executor, &base).await {
+                executor.reconcile(key).await;
             }
             for key in parents_first(executor.graph) {
                 executor.reconcile(key).await;
             }
         }
     }
+}
+
+/// The requested values in Ligato's order: by key within each group of deletes,
+/// re-creates, creates and updates (on average the shortest sequence of operations).
+async fn in_ligato_order(
+    executor: &Executor<'_>,
+    values: &[(Key, Option<Value>)],
+) -> Vec<(Key, Option<Value>)> {
+    let mut sorted: Vec<&(Key, Option<Value>)> = values.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut groups: [Vec<(Key, Option<Value>)>; 4] = Default::default();
+    for (key, value) in sorted {
+        let group = match (value, executor.graph.get(key)) {
+            (None, _) => 0,
+            (Some(new), Some(node)) if node.is_available() => {
+                let recreate = match (executor.registry.for_key(key), &node.applied) {
+                    (Some(descriptor), Some(old)) => {
+                        descriptor
+                            .update_with_recreate(key, old, new, &node.metadata)
+                            .await
+                    }
+                    _ => false,
+                };
+                if recreate { 1 } else { 3 }
+            }
+            (Some(_), _) => 2,
+        };
+        groups[group].push((key.clone(), value.clone()));
+    }
+    groups.into_iter().flatten().collect()
 }
 
 /// Every key, each after the value it is derived from (a missing interface is re-created
@@ -411,27 +486,87 @@ fn parents_first(graph: &Graph) -> Vec<Key> {
     keys.into_iter().map(|(_, key)| key).collect()
 }
 
-/// Re-reads the failed keys from their descriptors.
+/// Re-reads the failed keys from their descriptors. A derived value is found through its
+/// base value: retrieve returns base values and the scheduler derives the rest (Ligato's
+/// contract); a descriptor that returns the derived value itself is believed directly.
 async fn refresh_keys(engine: &mut Engine, keys: &[Key], seq: u64) {
-    let names: Vec<String> = keys
+    let lineage = |key: &Key| {
+        let mut path = vec![key.clone()];
+        while let Some(parent) = path
+            .last()
+            .and_then(|k| engine.graph.get(k))
+            .and_then(|n| n.derived_from.clone())
+        {
+            if path.len() > 64 || path.contains(&parent) {
+                break;
+            }
+            path.push(parent);
+        }
+        path.reverse();
+        path
+    };
+    // The base value of a failed derived value is refreshed too (Ligato refreshes base
+    // values), so that a retry or resync re-applies a parent left wrong in the southbound.
+    let mut keys: Vec<Key> = keys.to_vec();
+    for key in keys.clone() {
+        if let Some(base) = lineage(&key).first()
+            && !keys.contains(base)
+        {
+            keys.push(base.clone());
+        }
+    }
+    let keys = &keys;
+    let lineages: Vec<Vec<Key>> = keys.iter().map(lineage).collect();
+    let names: Vec<String> = lineages
         .iter()
+        .flat_map(|path| path.first())
         .filter_map(|k| engine.registry.for_key(k).map(|d| d.name().to_owned()))
         .collect();
-    let (retrieved, _) = retrieve_all(&engine.graph, &engine.registry, Some(&names)).await;
-    for key in keys {
-        let Some(descriptor) = engine.registry.for_key(key) else {
+    let (retrieved, _) = retrieve_all(&engine.graph, &engine.registry, Some(&names), false).await;
+    for (key, path) in keys.iter().zip(lineages) {
+        let Some(base) = path.first() else {
             continue;
         };
-        let Some(values) = retrieved.get(descriptor.name()) else {
+        let Some(values) = engine
+            .registry
+            .for_key(base)
+            .and_then(|d| retrieved.get(d.name()))
+        else {
             continue;
         };
-        let found = values.iter().find(|v| &v.key == key);
+        let found = match values.iter().find(|v| &v.key == key) {
+            Some(direct) => Some((direct.value.clone(), direct.metadata.clone())),
+            None => match values.iter().find(|v| &v.key == base) {
+                Some(root) if base != key => {
+                    derive_down(&engine.registry, &path, root.value.clone())
+                        .await
+                        .map(|v| (v, None))
+                }
+                _ => None,
+            },
+        };
         if let Some(node) = engine.graph.get_mut(key) {
-            node.applied = found.map(|v| v.value.clone());
-            if let Some(found) = found {
-                node.metadata = found.metadata.clone();
+            node.applied = found.as_ref().map(|(v, _)| v.clone());
+            if let Some((_, metadata)) = found {
+                node.metadata = metadata;
             }
             node.last_txn = seq;
         }
     }
+}
+
+/// The value of the last key of `path` (a base value, its derived value, ...) derived from
+/// the base value's `value`, or `None` if it is not derived from it (any more).
+async fn derive_down(registry: &Registry, path: &[Key], value: Value) -> Option<Value> {
+    let mut value = value;
+    for pair in path.windows(2) {
+        let descriptor = registry.for_key(&pair[0])?;
+        value = descriptor
+            .derived_values(&pair[0], &value)
+            .await
+            .into_iter()
+            .find(|(k, _)| k == &pair[1])?
+            .1;
+    }
+    Some(value)
 }

@@ -8,28 +8,8 @@ use super::api::{
 use super::graph::Graph;
 use super::registry::Registry;
 use futures::future::BoxFuture;
+use std::collections::HashSet;
 use std::sync::Arc;
-
-/// A southbound change the transaction made, kept to undo it in revert mode.
-#[derive(Clone)]
-pub enum Undo {
-    Created {
-        key: Key,
-        value: Value,
-        descriptor: Arc<dyn Descriptor>,
-    },
-    Updated {
-        key: Key,
-        old: Value,
-        new: Value,
-        descriptor: Arc<dyn Descriptor>,
-    },
-    Deleted {
-        key: Key,
-        value: Value,
-        descriptor: Arc<dyn Descriptor>,
-    },
-}
 
 /// Applies changes to a graph, calling descriptors unless it only plans.
 pub struct Executor<'a> {
@@ -38,13 +18,19 @@ pub struct Executor<'a> {
     pub seq: u64,
     /// Plan only: every operation is assumed to succeed and no descriptor changes anything.
     pub dry_run: bool,
-    /// Stop at the first failure (revert mode); only then are undo steps kept.
+    /// Stop at the first failure (revert mode).
     pub stop_on_failure: bool,
+    /// The operations undo a failed revert-mode transaction (recorded as reverts).
+    pub reverting: bool,
     pub retry: Option<RetryOptions>,
     pub ops: Vec<RecordedOp>,
-    pub undo: Vec<Undo>,
+    /// Requested values processed so far, with what was wanted before: what a revert
+    /// puts back, newest first.
+    pub processed: Vec<(Key, Option<Value>)>,
     pub failed: Vec<Key>,
     pub stopped: bool,
+    /// Values being taken down, so that a dependency cycle is walked once.
+    removing: HashSet<Key>,
 }
 
 impl<'a> Executor<'a> {
@@ -55,12 +41,34 @@ impl<'a> Executor<'a> {
             seq,
             dry_run: false,
             stop_on_failure: false,
+            reverting: false,
             retry: None,
             ops: Vec::new(),
-            undo: Vec::new(),
+            processed: Vec::new(),
             failed: Vec::new(),
             stopped: false,
+            removing: HashSet::new(),
         }
+    }
+
+    /// Applies a value the northbound requested, remembering what was wanted before.
+    pub async fn request(&mut self, key: Key, value: Option<Value>) {
+        if self.stopped {
+            return;
+        }
+        let before = self.graph.get(&key).and_then(|n| n.wanted.clone());
+        self.processed.push((key.clone(), before));
+        if !self.reverting
+            && let Some(node) = self.graph.get_mut(&key)
+        {
+            node.retry = self.retry;
+            node.attempts = 0;
+        }
+        let retry = self.retry;
+        if self.graph.get(&key).is_none() && value.is_some() {
+            self.graph.entry(&key, ValueOrigin::FromNorthbound).retry = retry;
+        }
+        self.set_wanted(key, value, None).await;
     }
 
     /// Sets what the northbound (or a parent) wants for `key` and applies it.
@@ -78,9 +86,19 @@ impl<'a> Executor<'a> {
             if node.is_external() {
                 return;
             }
+            if node.wanted != value {
+                node.attempts = 0;
+            }
             node.wanted = value;
-            node.derived_from = derived_from;
-            node.attempts = 0;
+            if let Some(parent) = &derived_from {
+                let retry = self.graph.get(parent).and_then(|p| p.retry);
+                if let Some(node) = self.graph.get_mut(&key) {
+                    node.retry = retry;
+                }
+            }
+            if let Some(node) = self.graph.get_mut(&key) {
+                node.derived_from = derived_from;
+            }
             self.reconcile(key).await;
         })
     }
@@ -95,6 +113,14 @@ impl<'a> Executor<'a> {
                 return;
             };
             if node.is_external() {
+                return;
+            }
+            // A value this transaction already failed is not tried again within it (as
+            // Ligato): it is refreshed, then retried or reverted.
+            if matches!(node.state, ValueState::Failed | ValueState::Retrying)
+                && node.last_txn == self.seq
+                && !self.reverting
+            {
                 return;
             }
             let (wanted, applied, state) = (node.wanted.clone(), node.applied.clone(), node.state);
@@ -134,7 +160,8 @@ impl<'a> Executor<'a> {
             if let Some(node) = self.graph.get_mut(&key) {
                 node.invalid = None;
             }
-            if !missing.is_empty() {
+            // A cycle of values waiting only for each other is created as one value.
+            if !missing.is_empty() && !self.graph.is_ready(&key) {
                 if applied.is_some() {
                     self.take_down(&key, ValueState::Pending).await;
                 } else if state != ValueState::Pending {
@@ -151,6 +178,11 @@ impl<'a> Executor<'a> {
                     if let Some(node) = self.graph.get_mut(&key) {
                         node.state = ValueState::Configured;
                         node.error = None;
+                    }
+                    // A value found in the southbound (or re-applied) takes over its
+                    // derived values; an applied one keeps them as they are.
+                    if state != ValueState::Configured {
+                        self.sync_derived(&key, &value, &descriptor).await;
                     }
                 }
                 Some(old) => {
@@ -215,14 +247,10 @@ impl<'a> Executor<'a> {
                     node.error = None;
                     node.attempts = 0;
                 }
-                self.remember(|| Undo::Created {
-                    key: key.to_owned(),
-                    value: value.clone(),
-                    descriptor: descriptor.clone(),
-                });
                 self.push_op(key, operation, prev_state, prev_value, None);
-                self.sync_derived(key, &value, descriptor).await;
+                // As Ligato: the values waiting for this one first, then its derived values.
                 self.unlock(key).await;
+                self.sync_derived(key, &value, descriptor).await;
             }
             Err(error) => {
                 self.fail(key, operation, prev_state, prev_value, error, descriptor)
@@ -279,13 +307,8 @@ impl<'a> Executor<'a> {
                     node.error = None;
                     node.attempts = 0;
                 }
-                self.remember(|| Undo::Updated {
-                    key: key.to_owned(),
-                    old,
-                    new: value.clone(),
-                    descriptor: descriptor.clone(),
-                });
                 self.push_op(key, Operation::Update, prev_state, prev_value, None);
+                self.unlock(key).await;
                 self.sync_derived(key, &value, descriptor).await;
             }
             Err(error) => {
@@ -302,24 +325,49 @@ impl<'a> Executor<'a> {
         }
     }
 
-    /// Removes an applied value from the southbound: first the values that would lose a
-    /// dependency (they go PENDING), then its derived values, then the value itself.
+    /// Removes an applied value from the southbound, as Ligato: first its derived values
+    /// (a failed one stops the removal: the value stays), then the values that would lose
+    /// a dependency (they go PENDING), then the value itself.
     pub fn take_down(&mut self, key: &str, final_state: ValueState) -> BoxFuture<'_, ()> {
         let key = key.to_owned();
         Box::pin(async move {
             if !self.graph.get(&key).is_some_and(|n| n.is_available()) {
                 return;
             }
-            for dependant in self.graph.dependants_losing(&key) {
-                self.take_down(&dependant, ValueState::Pending).await;
+            if !self.removing.insert(key.clone()) {
+                return;
             }
+            self.take_down_inner(&key, final_state).await;
+            self.removing.remove(&key);
+        })
+    }
+
+    async fn take_down_inner(&mut self, key: &str, final_state: ValueState) {
+        let key = key.to_owned();
+        {
             let derived = self
                 .graph
                 .get_mut(&key)
                 .map(|n| std::mem::take(&mut n.derived))
                 .unwrap_or_default();
-            for child in derived {
-                self.set_wanted(child, None, Some(key.clone())).await;
+            for child in &derived {
+                self.set_wanted(child.clone(), None, Some(key.clone()))
+                    .await;
+            }
+            let left: Vec<Key> = derived
+                .into_iter()
+                .filter(|k| self.graph.get(k).is_some_and(|n| n.is_available()))
+                .collect();
+            if !left.is_empty() {
+                if let Some(node) = self.graph.get_mut(&key) {
+                    node.derived = left;
+                }
+                return;
+            }
+            for dependant in self.graph.dependants_losing(&key) {
+                if !self.removing.contains(&dependant) {
+                    self.take_down(&dependant, ValueState::Pending).await;
+                }
             }
             let Some(node) = self.graph.get(&key) else {
                 return;
@@ -342,13 +390,6 @@ impl<'a> Executor<'a> {
                         node.metadata = None;
                         node.state = final_state;
                     }
-                    if let Some(descriptor) = descriptor.filter(|_| !is_external) {
-                        self.remember(|| Undo::Deleted {
-                            key: key.clone(),
-                            value: applied,
-                            descriptor,
-                        });
-                    }
                     self.push_op(&key, Operation::Delete, prev_state, prev_value, None);
                 }
                 Err(error) => {
@@ -365,7 +406,7 @@ impl<'a> Executor<'a> {
                     }
                 }
             }
-        })
+        }
     }
 
     /// Creates, updates and removes the values derived from `key` to match `value`.
@@ -398,40 +439,88 @@ impl<'a> Executor<'a> {
 
     /// Puts a value the southbound owns (notified or retrieved) into the graph, or takes
     /// it out (`None`), moving its dependants accordingly.
-    pub async fn observe(&mut self, key: &str, value: Option<Value>, state: ValueState) {
-        let (prev_state, prev_value) = self.before(key);
-        match value {
-            Some(value) => {
-                let node = self.graph.entry(key, ValueOrigin::FromSouthbound);
-                node.origin = ValueOrigin::FromSouthbound;
-                node.applied = Some(value.clone());
-                node.wanted = None;
-                node.state = state;
-                node.last_txn = self.seq;
-                if prev_value.as_ref() != Some(&value) {
-                    let operation = if prev_value.is_some() {
-                        Operation::Update
-                    } else {
-                        Operation::Create
-                    };
-                    self.push_op(key, operation, prev_state, prev_value, None);
-                    self.unlock(key).await;
+    pub fn observe(
+        &mut self,
+        key: &str,
+        value: Option<Value>,
+        state: ValueState,
+    ) -> BoxFuture<'_, ()> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            let key = key.as_str();
+            let (prev_state, prev_value) = self.before(key);
+            match value {
+                Some(value) => {
+                    let node = self.graph.entry(key, ValueOrigin::FromSouthbound);
+                    node.origin = ValueOrigin::FromSouthbound;
+                    node.applied = Some(value.clone());
+                    node.wanted = None;
+                    node.state = state;
+                    node.last_txn = self.seq;
+                    if prev_value.as_ref() != Some(&value) {
+                        let operation = if prev_value.is_some() {
+                            Operation::Update
+                        } else {
+                            Operation::Create
+                        };
+                        self.push_op(key, operation, prev_state, prev_value, None);
+                        self.unlock(key).await;
+                        self.observe_derived(key, &value, state).await;
+                    }
+                }
+                None => {
+                    if prev_value.is_none() {
+                        return;
+                    }
+                    let derived = self
+                        .graph
+                        .get_mut(key)
+                        .map(|n| std::mem::take(&mut n.derived))
+                        .unwrap_or_default();
+                    for child in derived {
+                        self.observe(&child, None, state).await;
+                    }
+                    for dependant in self.graph.dependants_losing(key) {
+                        self.take_down(&dependant, ValueState::Pending).await;
+                    }
+                    if let Some(node) = self.graph.get_mut(key) {
+                        node.applied = None;
+                        node.state = ValueState::Removed;
+                    }
+                    self.push_op(key, Operation::Delete, prev_state, prev_value, None);
+                    self.graph.remove(key);
                 }
             }
-            None => {
-                if prev_value.is_none() {
-                    return;
-                }
-                for dependant in self.graph.dependants_losing(key) {
-                    self.take_down(&dependant, ValueState::Pending).await;
-                }
-                if let Some(node) = self.graph.get_mut(key) {
-                    node.applied = None;
-                    node.state = ValueState::Removed;
-                }
-                self.push_op(key, Operation::Delete, prev_state, prev_value, None);
-                self.graph.remove(key);
+        })
+    }
+
+    /// The derived values of a value the southbound owns are the southbound's too: they
+    /// exist with it, without any descriptor call, and satisfy dependencies.
+    async fn observe_derived(&mut self, key: &str, value: &Value, state: ValueState) {
+        let derived = match self.registry.for_key(key) {
+            Some(descriptor) => descriptor.derived_values(key, value).await,
+            None => Vec::new(),
+        };
+        let old = self
+            .graph
+            .get(key)
+            .map(|n| n.derived.clone())
+            .unwrap_or_default();
+        let new_keys: Vec<Key> = derived.iter().map(|(k, _)| k.clone()).collect();
+        if let Some(node) = self.graph.get_mut(key) {
+            node.derived = new_keys.clone();
+        }
+        for gone in old.into_iter().filter(|k| !new_keys.contains(k)) {
+            self.observe(&gone, None, state).await;
+        }
+        for (child, child_value) in derived {
+            if self.graph.get(&child).is_some_and(|n| !n.is_external()) {
+                continue;
             }
+            self.graph
+                .entry(&child, ValueOrigin::FromSouthbound)
+                .derived_from = Some(key.to_owned());
+            self.observe(&child, Some(child_value), state).await;
         }
     }
 
@@ -445,8 +534,11 @@ impl<'a> Executor<'a> {
         descriptor: &Arc<dyn Descriptor>,
     ) {
         let retriable = descriptor.is_retriable(&error).await;
-        let attempts = self.graph.get(key).map_or(0, |n| n.attempts);
-        let retrying = retriable && self.retry.is_some_and(|r| attempts < r.max_attempts);
+        let (attempts, retry) = self
+            .graph
+            .get(key)
+            .map_or((0, None), |n| (n.attempts, n.retry));
+        let retrying = retriable && retry.is_some_and(|r| attempts < r.max_attempts);
         let message = error.to_string();
         if let Some(node) = self.graph.get_mut(key) {
             node.state = if retrying {
@@ -471,13 +563,6 @@ impl<'a> Executor<'a> {
         self.failed.push(key.to_owned());
         if self.stop_on_failure {
             self.stopped = true;
-        }
-    }
-
-    /// Keeps an undo step, in revert mode only: no other mode reads them.
-    fn remember(&mut self, step: impl FnOnce() -> Undo) {
-        if self.stop_on_failure {
-            self.undo.push(step());
         }
     }
 
@@ -527,7 +612,7 @@ impl<'a> Executor<'a> {
             error,
             derived,
             was_pending: prev_state == ValueState::Pending,
-            is_revert: false,
+            is_revert: self.reverting,
         });
     }
 }

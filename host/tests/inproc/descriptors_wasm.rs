@@ -533,10 +533,11 @@ async fn route_is_pending_until_its_interface_exists_then_files_follow_dependenc
         .await;
     assert_eq!(
         agent.take_log(),
+        // Ligato's order: a created value brings its dependants, then its derived values.
         vec![
             "create vpp/interface/my-tap",
-            "create vpp/interface/address/my-tap/10.0.0.1/24",
             "create vpp/route/my-route",
+            "create vpp/interface/address/my-tap/10.0.0.1/24",
         ]
     );
     let keys: Vec<_> = record.planned.iter().map(|op| op.key.clone()).collect();
@@ -570,13 +571,14 @@ async fn route_is_pending_until_its_interface_exists_then_files_follow_dependenc
     assert_eq!(agent.take_log(), vec!["update vpp/route/my-route"]);
     assert_eq!(southbound.value(&route("my-route")), moved);
 
-    // Removing the interface takes the route down first (back to PENDING).
+    // Removing the interface takes its address, then the route down (back to PENDING),
+    // then itself, as Ligato.
     agent.apply(vec![delete(interface("my-tap"))]).await;
     assert_eq!(
         agent.take_log(),
         vec![
-            "delete vpp/route/my-route",
             "delete vpp/interface/address/my-tap/10.0.0.1/24",
+            "delete vpp/route/my-route",
             "delete vpp/interface/my-tap",
         ]
     );
@@ -727,13 +729,15 @@ async fn changing_the_rx_ring_recreates_the_interface_around_its_route() {
         .await;
     assert_eq!(
         agent.take_log(),
+        // Ligato's order: a removed value takes its derived values, then its dependants;
+        // a created one brings its dependants, then its derived values.
         vec![
-            "delete vpp/route/my-route",
             "delete vpp/interface/address/my-tap/10.0.0.1/24",
+            "delete vpp/route/my-route",
             "delete vpp/interface/my-tap",
             "create vpp/interface/my-tap",
-            "create vpp/interface/address/my-tap/10.0.0.1/24",
             "create vpp/route/my-route",
+            "create vpp/interface/address/my-tap/10.0.0.1/24",
         ]
     );
     assert!(
@@ -1036,7 +1040,10 @@ async fn a_failed_route_reverts_the_transaction_leaving_no_file() {
         .collect();
     assert_eq!(
         reverts,
+        // Newest first, as Ligato: the failed route (never created: no southbound call),
+        // then the interface with its address.
         vec![
+            (route("my-route"), Operation::Delete, None),
             (address("my-tap", "10.0.0.1/24"), Operation::Delete, None),
             (interface("my-tap"), Operation::Delete, None)
         ]
@@ -1057,7 +1064,7 @@ async fn a_failed_route_reverts_the_transaction_leaving_no_file() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn host_interfaces_in_the_folder_are_discovered_and_resync_never_removes_them() {
+async fn host_interfaces_in_the_folder_are_obtained_and_resync_never_removes_them() {
     let agent = Agent::start().await;
     let southbound = &agent.southbound;
     southbound.put_behind_back(&host_interface("eth0"), &json!({"mtu": 1500}));
@@ -1078,8 +1085,9 @@ async fn host_interfaces_in_the_folder_are_discovered_and_resync_never_removes_t
         .resync(Resync::Downstream)
         .await
         .expect("resync");
+    // Retrieved as the southbound's own: OBTAINED, as Ligato names it.
     let eth0 = agent.scheduler.status(&host_interface("eth0")).await;
-    assert_eq!(eth0.state, ValueState::Discovered);
+    assert_eq!(eth0.state, ValueState::Obtained);
     assert_eq!(eth0.value, Some(json!({"mtu": 1500})));
     assert_eq!(
         agent.state(&interface("my-afpacket")).await,
@@ -1095,7 +1103,7 @@ async fn host_interfaces_in_the_folder_are_discovered_and_resync_never_removes_t
         .expect("full resync");
     assert_eq!(
         agent.state(&host_interface("eth0")).await,
-        ValueState::Discovered
+        ValueState::Obtained
     );
     assert_eq!(
         southbound.contents(),
@@ -1107,7 +1115,7 @@ async fn host_interfaces_in_the_folder_are_discovered_and_resync_never_removes_t
         .scheduler
         .transaction(vec![delete(host_interface("eth0"))], TxnOptions::default())
         .await
-        .expect_err("discovered");
+        .expect_err("obtained");
     assert!(matches!(error, TxnError::ObtainedKey(_)), "{error}");
     agent
         .scheduler

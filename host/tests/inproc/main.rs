@@ -6,6 +6,7 @@
 mod controller_engine;
 mod descriptors_wasm;
 mod kvscheduler_wasm;
+mod ligato;
 #[cfg(feature = "bench")]
 mod runtime_bench;
 mod runtime_cache;
