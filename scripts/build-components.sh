@@ -152,8 +152,13 @@ for dir in "$root"/examples/*/; do
         echo "$WIT_BINDGEN_VERSION $WASM_TOOLS_VERSION $WASI_ADAPTER_VERSION $(clang --version | head -n1)")"
     hash="$(echo "$hash" | sha256sum | cut -d' ' -f1)"
     fresh "$name" "$hash" && { echo "$out/$name.wasm"; continue; }
-    work="$(mktemp -d)"
-    "$WIT_BINDGEN" c "$root/wit" --world controller --out-dir "$work" >/dev/null
+    work="$out/.$name.build"
+    rm -rf "$work"
+    mkdir -p "$work"
+    if ! log="$("$WIT_BINDGEN" c "$root/wit" --world controller --out-dir "$work" 2>&1)"; then
+        echo "$log" >&2
+        exit 1
+    fi
     clang --target=wasm32-wasi -mexec-model=reactor -O2 -std=c11 -Wall -Wextra -Werror \
         -Wno-unused-parameter -I "$work" -I "$root/sdk/c" -o "$work/core.wasm" \
         "$dir"*.c "$root"/sdk/c/*.c "$work/controller.c" "$work/controller_component_type.o" \
