@@ -173,3 +173,39 @@ for dir in "$root"/examples/*/; do
     mv "$out/.$name.wasm.tmp" "$out/$name.wasm"
     stamp "$name" "$hash"
 done
+
+# C: every folder of examples/ with a .c file is a reactor (world `controller`): the
+# bindings from `wit-bindgen c`, compiled with sdk/c and the folder's sources by Debian's
+# clang for wasm32-wasi (a preview1 core module), then made a component by `wasm-tools
+# component new` with the preview1 adapter of the host's wasmtime.
+for dir in "$root"/examples/*/; do
+    compgen -G "$dir*.c" >/dev/null || continue
+    wanted "$(basename "$dir")" || continue
+    name="$(basename "$dir")"
+    for tool in "$WIT_BINDGEN" "$WASM_TOOLS" "$WASI_ADAPTER"; do
+        if [ ! -f "$tool" ]; then
+            echo "$tool is missing: run scripts/setup.sh" >&2
+            exit 1
+        fi
+    done
+    hash="$(inputs_hash "examples/$name" sdk/c wit
+        echo "$WIT_BINDGEN_VERSION $WASM_TOOLS_VERSION $WASI_ADAPTER_VERSION $(clang --version | head -n1)")"
+    hash="$(echo "$hash" | sha256sum | cut -d' ' -f1)"
+    fresh "$name" "$hash" && { echo "$out/$name.wasm"; continue; }
+    work="$out/.$name.build"
+    rm -rf "$work"
+    mkdir -p "$work"
+    if ! log="$("$WIT_BINDGEN" c "$root/wit" --world controller --out-dir "$work" 2>&1)"; then
+        echo "$log" >&2
+        exit 1
+    fi
+    clang --target=wasm32-wasi -mexec-model=reactor -O2 -std=c11 -Wall -Wextra -Werror \
+        -Wno-unused-parameter -I "$work" -I "$root/sdk/c" -o "$work/core.wasm" \
+        "$dir"*.c "$root"/sdk/c/*.c "$work/controller.c" "$work/controller_component_type.o" \
+        -Wl,--strip-debug
+    "$WASM_TOOLS" component new "$work/core.wasm" \
+        --adapt "wasi_snapshot_preview1=$WASI_ADAPTER" -o "$out/.$name.wasm.tmp"
+    rm -rf "$work"
+    mv "$out/.$name.wasm.tmp" "$out/$name.wasm"
+    stamp "$name" "$hash"
+done

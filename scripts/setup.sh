@@ -54,8 +54,38 @@ command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v iptables >/dev/null 2>&1 || missing+=(iptables)
 [ -x /usr/lib/podman/netavark ] || missing+=(netavark)
 [ -x /usr/lib/podman/aardvark-dns ] || missing+=(aardvark-dns)
+# C components: Debian's clang, lld (wasm-ld), wasi-libc and the wasm32 compiler runtime;
+# wit-bindgen and wasm-tools built once into the tools cache, and the preview1 adapter
+# taken from the wasi-preview1-component-adapter-provider crate of wasmtime's version.
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+command -v wasm-ld >/dev/null 2>&1 || missing+=(lld)
+[ -f /usr/lib/wasm32-wasi/libc.a ] || missing+=(wasi-libc)
+compgen -G '/usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a' >/dev/null || missing+=(libclang-rt-14-dev-wasm32)
 if [ ${#missing[@]} -gt 0 ]; then
     need_root apt-get update -qq
     need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version)"
+if [ ! -x "$WIT_BINDGEN" ]; then
+    cargo install --locked --quiet wit-bindgen-cli --version "$WIT_BINDGEN_VERSION" \
+        --no-default-features --features c --root "$(dirname "$(dirname "$WIT_BINDGEN")")"
+fi
+if [ ! -x "$WASM_TOOLS" ]; then
+    cargo install --locked --quiet wasm-tools --version "$WASM_TOOLS_VERSION" \
+        --no-default-features --features component,validate,print --root "$(dirname "$(dirname "$WASM_TOOLS")")"
+fi
+if [ ! -f "$WASI_ADAPTER" ]; then
+    # The crate carries the adapter's bytes: fetch it through a throwaway manifest and copy
+    # the file out of cargo's registry sources.
+    fetch="$(mktemp -d)"
+    mkdir -p "$fetch/src"
+    touch "$fetch/src/lib.rs"
+    printf '[package]\nname = "adapter-fetch"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\nwasi-preview1-component-adapter-provider = "=%s"\n\n[workspace]\n' \
+        "$WASI_ADAPTER_VERSION" >"$fetch/Cargo.toml"
+    crate="$(cd "$fetch" && cargo metadata --quiet --format-version 1 \
+        | python3 -c 'import json, sys; print(next(p["manifest_path"] for p in json.load(sys.stdin)["packages"] if p["name"] == "wasi-preview1-component-adapter-provider"))')"
+    mkdir -p "$(dirname "$WASI_ADAPTER")"
+    cp "$(dirname "$crate")/artefacts/wasi_snapshot_preview1.reactor.wasm" "$WASI_ADAPTER.tmp"
+    mv "$WASI_ADAPTER.tmp" "$WASI_ADAPTER"
+    rm -rf "$fetch"
+fi
+echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version), $(clang --version | head -n1), $("$WIT_BINDGEN" --version), $("$WASM_TOOLS" --version)"

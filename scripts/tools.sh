@@ -4,3 +4,12 @@ COMPONENTIZE_PY_VERSION="0.25.1"
 REACTOR_TOOLS="${REACTOR_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/reactor-host/tools}"
 PY_VENV="$REACTOR_TOOLS/componentize-py-$COMPONENTIZE_PY_VERSION"
 COMPONENTIZE_PY="$PY_VENV/bin/componentize-py"
+# C components: wit-bindgen (C bindings of the WIT) and wasm-tools (core module → component)
+# from the Rust crate registry, and the WASI preview1 → preview2 adapter of the wasmtime
+# release the host uses. wasm-tools 1.254 shares wasmtime 48's wasmparser / wit-component.
+WIT_BINDGEN_VERSION="0.61.1"
+WASM_TOOLS_VERSION="1.254.2"
+WASI_ADAPTER_VERSION="48.0.8"
+WIT_BINDGEN="$REACTOR_TOOLS/wit-bindgen-$WIT_BINDGEN_VERSION/bin/wit-bindgen"
+WASM_TOOLS="$REACTOR_TOOLS/wasm-tools-$WASM_TOOLS_VERSION/bin/wasm-tools"
+WASI_ADAPTER="$REACTOR_TOOLS/wasi-adapter-$WASI_ADAPTER_VERSION/wasi_snapshot_preview1.reactor.wasm"

@@ -1,5 +1,6 @@
-//! Languages: per-event cost (one `on-create` on a warm instance, host imports sunk) of the
-//! Policy example in each language whose component was built, against policy-rust.
+//! Languages: component size and per-event cost (one `on-create` on a warm instance, host
+//! imports sunk) of the Policy example in each language whose component was built, against
+//! policy-rust.
 
 use anyhow::bail;
 use reactor_host::runtime::bench::Figures;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The example in each language, by component name.
-pub const EXAMPLES: [&str; 3] = ["policy-rust", "policy-python", "policy-js"];
+pub const EXAMPLES: [&str; 4] = ["policy-rust", "policy-python", "policy-js", "policy-c"];
 
 fn policy() -> Object {
     Object {
@@ -20,6 +21,15 @@ fn policy() -> Object {
         spec: r#"{"selector":{"role":"edge"},"rules":[{"name":"http","action":"allow"},{"name":"https","action":"allow"}]}"#.into(),
         status: None,
         meta: None,
+    }
+}
+
+/// Size in bytes of `components/<name>.wasm`, or `None` if it was not built.
+pub fn size(components: &Path, name: &str) -> anyhow::Result<Option<u64>> {
+    match std::fs::metadata(components.join(format!("{name}.wasm"))) {
+        Ok(meta) => Ok(Some(meta.len())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
     }
 }
 

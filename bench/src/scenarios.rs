@@ -424,7 +424,27 @@ async fn memory_rows(components: &Path) -> anyhow::Result<Rows> {
 async fn language_rows(components: &Path) -> anyhow::Result<Rows> {
     let rust = languages::per_event(components, "policy-rust", 2000).await?;
     let rust_us = rust.map(|f| f.median.as_secs_f64() * 1e6);
+    let rust_kb = languages::size(components, "policy-rust")?.map(|b| b as f64 / 1e3);
     let mut rows = Vec::new();
+    for name in languages::EXAMPLES {
+        let metric = format!("component size, {name} (KB)");
+        match languages::size(components, name)? {
+            Some(bytes) => rows.push(Scenario::measured(
+                "languages",
+                &metric,
+                bytes as f64 / 1e3,
+                ("policy-rust", rust_kb),
+                (Target::None, "reported"),
+                "size of the .wasm component as scripts/build-components.sh builds it",
+            )),
+            None => rows.push(Scenario::unavailable(
+                "languages",
+                &metric,
+                "reported",
+                &format!("{name}.wasm is not built"),
+            )),
+        }
+    }
     for name in languages::EXAMPLES {
         let metric = format!("µs per on-create, {name} (median)");
         let figures = if name == "policy-rust" {
