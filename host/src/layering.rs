@@ -58,7 +58,7 @@ impl Crate {
             return at.clone();
         }
         for path in use_paths(source) {
-            if !path.first().is_some_and(|p| p == "pub") {
+            if path.first().is_none_or(|p| p != "pub") {
                 continue;
             }
             let path = &path[1..];

@@ -1,9 +1,9 @@
 //! A controller host that records statuses and Nimbus items in memory, for runtime tests.
 
-use reactor_host::runtime::bindings::reactor::host::nimbus::{NimbusError, Target};
-use reactor_host::runtime::bindings::reactor::host::store::StoreError;
 use reactor_host::object::{Object, Selector};
 use reactor_host::runtime::ItemStatus;
+use reactor_host::runtime::bindings::reactor::host::nimbus::{NimbusError, Target};
+use reactor_host::runtime::bindings::reactor::host::store::StoreError;
 use reactor_host::runtime::host::{Caller, ControllerHost, InCallback, ObjectRef};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -74,7 +74,11 @@ impl ControllerHost for RecordingHost {
         self.items.lock().expect("items lock").remove(key);
         Ok(())
     }
-    async fn published(&self, caller: InCallback<'_>, prefix: &str) -> Result<Vec<String>, NimbusError> {
+    async fn published(
+        &self,
+        caller: InCallback<'_>,
+        prefix: &str,
+    ) -> Result<Vec<String>, NimbusError> {
         let me = owner(caller);
         Ok(self
             .items

@@ -1,9 +1,9 @@
 //! A controller host that accepts everything and keeps nothing: a measured call costs only the logic and the boundary.
 
-use reactor_host::runtime::bindings::reactor::host::nimbus::{NimbusError, Target};
-use reactor_host::runtime::bindings::reactor::host::store::StoreError;
 use reactor_host::object::{Object, Selector};
 use reactor_host::runtime::ItemStatus;
+use reactor_host::runtime::bindings::reactor::host::nimbus::{NimbusError, Target};
+use reactor_host::runtime::bindings::reactor::host::store::StoreError;
 use reactor_host::runtime::host::{Caller, ControllerHost, InCallback};
 use serde_json::Value;
 

@@ -3,7 +3,6 @@
 //! store file is an error naming what is damaged, the data folder is private, and the
 //! components folder never blocks on what it finds.
 
-
 use reactor_testkit::{
     Host, applied_revision, assert_fails_with, eventually, reactor_host_bin, stderr, stdout,
 };
@@ -349,11 +348,7 @@ fn a_store_file_redb_cannot_open_stops_serve_with_one_line() {
         .output()
         .expect("serve runs");
     assert_fails_with(&out, &["store.redb"]);
-    assert!(
-        !stderr(&out).contains("panicked"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
     let out = verify(&data);
     assert_fails_with(&out, &["store.redb"]);
 }

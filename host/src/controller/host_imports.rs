@@ -101,7 +101,11 @@ impl ControllerHost for EngineHost {
         }
     }
 
-    async fn set_status(&self, caller: InCallback<'_>, status: Value) -> Result<(), GuestStoreError> {
+    async fn set_status(
+        &self,
+        caller: InCallback<'_>,
+        status: Value,
+    ) -> Result<(), GuestStoreError> {
         let primary = caller.primary;
         let store = self.context.store.as_ref();
         update_status(store, &primary.kind, &primary.name, |current| {

@@ -34,6 +34,8 @@ pub struct RunStart {
     /// The object as the reactor last handled it (from memory, or from its status).
     pub handled: Option<Object>,
     pub forced: bool,
+    /// `on-delete` already succeeded for this object (its release may not have been seen).
+    pub delete_handled: bool,
 }
 
 impl KeyStates {
@@ -80,7 +82,11 @@ impl KeyStates {
             last.meta.generation = generation;
             Some(last)
         });
-        RunStart { handled, forced }
+        RunStart {
+            handled,
+            forced,
+            delete_handled,
+        }
     }
 
     /// The reactor handled `object` successfully.

@@ -41,11 +41,16 @@ async fn process(run: &Attachment, key: &ObjectKey) {
         outcome::retry(run, key, &format!("cannot add the finalizer: {e}")).await;
         return;
     }
+    let finalizer_pending = !start.delete_handled
+        && current
+            .as_ref()
+            .is_some_and(|o| o.meta.finalizers.contains(&finalizer_of(name)));
     let decision = decide(
         start.handled.as_ref(),
         current.as_ref(),
         run.info.handles_delete,
         start.forced,
+        finalizer_pending,
     );
     let started = std::time::Instant::now();
     let reactor = run.reactor();

@@ -58,7 +58,10 @@ async fn native_echo(
 ) -> Result<(), String> {
     let spec: serde_json::Value = serde_json::from_str(&obj.spec).map_err(|e| e.to_string())?;
     let value = spec.to_string();
-    serde_json::from_str::<serde_json::Value>(&value).map_err(|e| e.to_string())?;
+    let value: serde_json::Value = serde_json::from_str(&value).map_err(|e| e.to_string())?;
+    let caller = caller
+        .in_callback()
+        .ok_or_else(|| "a callback on an object".to_owned())?;
     host.publish(
         caller,
         &format!("echo/{}", obj.name),
@@ -75,7 +78,7 @@ async fn native_echo(
         "calls": calls,
     })
     .to_string();
-    serde_json::from_str::<serde_json::Value>(&status).map_err(|e| e.to_string())?;
+    let status: serde_json::Value = serde_json::from_str(&status).map_err(|e| e.to_string())?;
     host.set_status(caller, status)
         .await
         .map_err(|e| e.to_string())

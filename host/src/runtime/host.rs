@@ -2,12 +2,12 @@
 //! [`ControllerHost`]; the runtime itself knows nothing of the store. The runtime checks the
 //! caller and parses the guest's JSON once; implementations get the host's own types.
 
+use super::bindings::ItemStatus;
 use super::bindings::reactor::host::nimbus::{NimbusError, Target};
 use super::bindings::reactor::host::store::StoreError;
-use super::bindings::ItemStatus;
 use crate::object::{Object, Selector};
-use serde_json::Value;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// An object named by kind and name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

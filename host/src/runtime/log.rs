@@ -1,92 +1,9 @@
-//! The `log` import: guest log records into `tracing`, under the component's name, at most
-//! [`LINES_PER_SECOND`] a second per component; the lines dropped are counted
-//! (`reactor_guest_log_dropped_total`) and said once the guest is within its rate again.
+//! The `log` import: guest log records into `tracing`, under the component's name, within
+//! the component's rate ([`super::log_limit`]).
 
 use super::bindings::reactor::host::log::{Host, Level};
+use super::log_limit::admit;
 use super::state::HostState;
-use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
-use tokio::time::Instant;
-
-/// Lines a component may log a second, on average (its log calls and its stdout and stderr
-/// together).
-pub const LINES_PER_SECOND: f64 = 100.0;
-/// Lines a component may log at once after being quiet.
-pub const BURST: f64 = 200.0;
-
-/// Per-component token buckets for guest log lines.
-pub(crate) struct Limiter {
-    rate: f64,
-    burst: f64,
-    buckets: Mutex<HashMap<String, Bucket>>,
-}
-
-struct Bucket {
-    tokens: f64,
-    last: Instant,
-    dropped: u64,
-}
-
-/// Whether a line is logged, and how many were dropped just before it.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    Log { dropped_before: u64 },
-    Drop,
-}
-
-impl Limiter {
-    pub(crate) fn new(rate: f64, burst: f64) -> Self {
-        Self {
-            rate,
-            burst,
-            buckets: Mutex::new(HashMap::new()),
-        }
-    }
-
-    pub(crate) fn admit(&self, component: &str) -> Verdict {
-        let now = Instant::now();
-        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        let bucket = buckets
-            .entry(component.to_owned())
-            .or_insert_with(|| Bucket {
-                tokens: self.burst,
-                last: now,
-                dropped: 0,
-            });
-        let elapsed = now.saturating_duration_since(bucket.last).as_secs_f64();
-        bucket.tokens = (bucket.tokens + elapsed * self.rate).min(self.burst);
-        bucket.last = now;
-        if bucket.tokens < 1.0 {
-            bucket.dropped += 1;
-            metrics::counter!("reactor_guest_log_dropped_total", "component" => component.to_owned())
-                .increment(1);
-            return Verdict::Drop;
-        }
-        bucket.tokens -= 1.0;
-        Verdict::Log {
-            dropped_before: std::mem::take(&mut bucket.dropped),
-        }
-    }
-}
-
-static GUEST_LOGS: LazyLock<Limiter> = LazyLock::new(|| Limiter::new(LINES_PER_SECOND, BURST));
-
-/// Whether `component` may log a line now; says first how many lines were dropped before it.
-pub(crate) fn admit(component: &str) -> bool {
-    match GUEST_LOGS.admit(component) {
-        Verdict::Drop => false,
-        Verdict::Log { dropped_before: 0 } => true,
-        Verdict::Log { dropped_before } => {
-            tracing::warn!(
-                target: "guest",
-                component,
-                dropped = dropped_before,
-                "dropped {dropped_before} log lines over the limit of {LINES_PER_SECOND} a second"
-            );
-            true
-        }
-    }
-}
 
 /// Longest message logged; the rest is cut so a guest cannot flood the log with one call.
 const MAX_MESSAGE: usize = 16 * 1024;
@@ -113,36 +30,5 @@ impl Host for HostState {
             Level::Warn => tracing::warn!(target: "guest", component, "{message}"),
             Level::Error => tracing::error!(target: "guest", component, "{message}"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[tokio::test(start_paused = true)]
-    async fn a_flood_is_cut_to_the_rate_and_the_dropped_lines_counted() {
-        let limiter = Limiter::new(10.0, 20.0);
-        let logged = (0..1000)
-            .filter(|_| limiter.admit("flood") != Verdict::Drop)
-            .count();
-        assert_eq!(logged, 20, "the burst, then nothing");
-        assert_eq!(
-            limiter.admit("quiet"),
-            Verdict::Log { dropped_before: 0 },
-            "another component has its own bucket"
-        );
-        tokio::time::advance(Duration::from_secs(1)).await;
-        assert_eq!(
-            limiter.admit("flood"),
-            Verdict::Log {
-                dropped_before: 980
-            }
-        );
-        let logged = (0..1000)
-            .filter(|_| limiter.admit("flood") != Verdict::Drop)
-            .count();
-        assert_eq!(logged, 9, "a second's worth");
     }
 }

@@ -90,6 +90,7 @@ mod limits;
 mod linker;
 mod load;
 mod log;
+mod log_limit;
 mod nimbus;
 mod registry;
 pub mod settings;
@@ -103,8 +104,8 @@ mod world;
 pub use bindings::{
     Action, ItemState, ItemStatus, Meta, Object, ReactorError, descriptor_api, reactor_api,
 };
-pub use described::{Described, DescriptorDescription, ReactorDescription};
 pub use convert::{from_guest, to_guest};
+pub use described::{Described, DescriptorDescription, ReactorDescription};
 pub use engine::TICK;
 pub use error::{CallError, RuntimeError};
 pub use handle::{ControllerHandle, DescriptorHandle, Reaction};

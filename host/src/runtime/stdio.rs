@@ -58,7 +58,7 @@ impl LineWriter {
         let text = String::from_utf8_lossy(&self.line);
         let text = text.trim_end_matches(['\r', '\n']);
         let component = &*self.out.component;
-        if !super::log::admit(component) {
+        if !super::log_limit::admit(component) {
             self.line.clear();
             return;
         }

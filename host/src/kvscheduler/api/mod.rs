@@ -3,10 +3,12 @@
 mod descriptor;
 mod state;
 mod txn;
+mod value_state;
 
 pub use descriptor::*;
 pub use state::*;
 pub use txn::*;
+pub use value_state::ValueState;
 
 /// A key identifying one configuration item, e.g. `vpp/interface/my-tap`.
 pub type Key = String;

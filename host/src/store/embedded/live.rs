@@ -16,7 +16,5 @@ pub enum Live {
     /// The events and the size of each as logged.
     Batch(Vec<(WatchEvent, usize)>),
     /// Changes up to `to` are in the log only.
-    Skipped {
-        to: Revision,
-    },
+    Skipped { to: Revision },
 }

@@ -3,8 +3,8 @@
 
 use super::labels::LABELS;
 use super::live::{LIVE_BATCH_BYTES, Live};
-use super::state::StoreState;
 use super::record;
+use super::state::StoreState;
 use super::tables::{
     COUNTERS, LOG, LOG_KINDS, OBJECTS, OLDEST, REVISION, backend, decode_object, encode_object,
 };
