@@ -77,19 +77,43 @@ mod tests {
             "coalesced create+updates"
         );
         assert!(matches!(
-            decide(Some(&obj(1, false)), Some(&obj(2, false)), true, false, false),
+            decide(
+                Some(&obj(1, false)),
+                Some(&obj(2, false)),
+                true,
+                false,
+                false
+            ),
             Decision::Update { .. }
         ));
         assert_eq!(
-            decide(Some(&obj(2, false)), Some(&obj(2, false)), true, false, false),
+            decide(
+                Some(&obj(2, false)),
+                Some(&obj(2, false)),
+                true,
+                false,
+                false
+            ),
             Decision::Nothing
         );
         assert!(matches!(
-            decide(Some(&obj(2, false)), Some(&obj(2, false)), true, true, false),
+            decide(
+                Some(&obj(2, false)),
+                Some(&obj(2, false)),
+                true,
+                true,
+                false
+            ),
             Decision::Update { .. }
         ));
         assert!(matches!(
-            decide(Some(&obj(1, false)), Some(&obj(2, true)), true, false, false),
+            decide(
+                Some(&obj(1, false)),
+                Some(&obj(2, true)),
+                true,
+                false,
+                false
+            ),
             Decision::Delete { .. }
         ));
         assert!(matches!(
