@@ -4,10 +4,11 @@
 //! before what it needs is refused, so a wrong order fails the run.
 
 use async_trait::async_trait;
+use parking_lot::{Mutex, MutexGuard};
 use reactor_host::kvscheduler::{Dependency, Descriptor, DescriptorError, Key, Metadata, Value};
 use serde_json::json;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 /// Key prefix of the chain values (northbound).
 pub const CHAIN: &str = "chain/";
@@ -40,7 +41,7 @@ pub struct Southbound {
 
 impl Southbound {
     fn lock(&self) -> MutexGuard<'_, HashMap<Key, Value>> {
-        self.values.lock().unwrap_or_else(|e| e.into_inner())
+        self.values.lock()
     }
 
     pub fn len(&self) -> usize {

@@ -6,10 +6,11 @@ use crate::eventually::eventually;
 use crate::lines::spawn_line_reader;
 use crate::output::{stderr, stdout};
 use crate::watcher::Watcher;
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// A `reactor-host serve` process on a free loopback port.
@@ -32,7 +33,7 @@ fn store_for(data: &Path, extra: &[&str]) -> Option<Arc<etcd::Etcd>> {
     {
         return None;
     }
-    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    let mut running = RUNNING.lock();
     if let Some(etcd) = running.get(data).and_then(Weak::upgrade) {
         return Some(etcd);
     }

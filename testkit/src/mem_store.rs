@@ -4,6 +4,7 @@
 
 use async_trait::async_trait;
 use futures::StreamExt;
+use parking_lot::Mutex;
 use reactor_host::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
 use reactor_host::store::{
     Applied, ApplyOutcome, Change, EventType, Listing, Store, StoreError, WatchEvent, WatchStream,
@@ -11,7 +12,7 @@ use reactor_host::store::{
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::{broadcast, mpsc};
 
 #[derive(Default)]
@@ -40,7 +41,7 @@ impl Default for MemStore {
 }
 
 impl MemStore {
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    fn state(&self) -> parking_lot::MutexGuard<'_, State> {
         lock(&self.state)
     }
 
@@ -101,8 +102,8 @@ impl MemStore {
     }
 }
 
-fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
-    state.lock().unwrap_or_else(|p| p.into_inner())
+fn lock(state: &Mutex<State>) -> parking_lot::MutexGuard<'_, State> {
+    state.lock()
 }
 
 /// The logged changes after `position` (a watcher that fell behind the live feed).

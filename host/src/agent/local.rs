@@ -2,10 +2,10 @@
 //! `<data>/local-values.json` so that a restarted agent configures them again.
 
 use crate::private::write_durably;
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LocalError {
@@ -83,8 +83,8 @@ impl LocalValues {
         Ok(())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Value>> {
-        self.values.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, BTreeMap<String, Value>> {
+        self.values.lock()
     }
 
     fn save(&self, values: &BTreeMap<String, Value>) -> Result<(), LocalError> {

@@ -9,8 +9,9 @@ use super::{QueueOptions, WorkQueue};
 use crate::nimbus::{self, AGENT_KIND, AgentReport, ITEM_KIND, Item, REPORT_KIND};
 use crate::object::{Object, ObjectKey, Selector};
 use crate::store::update_status;
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The reports waiting for one reactor, and the queue of owners that have some.
@@ -33,8 +34,8 @@ impl ReportRelay {
 
     fn pending(
         &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, BTreeMap<String, AgentReport>>> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    ) -> parking_lot::MutexGuard<'_, HashMap<ObjectKey, BTreeMap<String, AgentReport>>> {
+        self.pending.lock()
     }
 
     /// Queues `report` for `owner`; a newer report of the same agent replaces an older one

@@ -8,8 +8,9 @@ use super::options::ControllerOptions;
 use super::reactor::{Reactor, ReactorInfo};
 use super::{Reflector, WorkQueue};
 use crate::object::ObjectKey;
+use parking_lot::RwLock;
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 pub struct Attachment {
     pub info: ReactorInfo,
@@ -48,14 +49,11 @@ impl Attachment {
 
     /// The version serving now.
     pub fn reactor(&self) -> Arc<dyn Reactor> {
-        self.reactor
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.reactor.read().clone()
     }
 
     pub fn replace_reactor(&self, reactor: Arc<dyn Reactor>) {
-        *self.reactor.write().unwrap_or_else(|p| p.into_inner()) = reactor;
+        *self.reactor.write() = reactor;
     }
 
     /// Queues every cached object of `reflector`; `forced` runs them even if unchanged.

@@ -13,8 +13,9 @@ use crate::nimbus::{AGENT_KIND, AgentReport, ITEM_KIND, REPORT_KIND};
 use crate::object::ObjectKey;
 use crate::runtime::{ComponentEvent, Runtime, World};
 use crate::store::Store;
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
 
 pub struct Engine {
@@ -29,7 +30,7 @@ pub struct Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        if let Some(router) = self.router.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(router) = self.router.lock().take() {
             router.abort();
         }
     }
@@ -90,7 +91,7 @@ impl Engine {
                 let _caches = (items, agents);
                 report_router::route(sink, sheets).await;
             });
-            *engine.router.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+            *engine.router.lock() = Some(task);
         }
         engine
     }
@@ -99,8 +100,8 @@ impl Engine {
         &self.context
     }
 
-    fn attached(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Attached>> {
-        self.attached.lock().unwrap_or_else(|p| p.into_inner())
+    fn attached(&self) -> parking_lot::MutexGuard<'_, BTreeMap<String, Attached>> {
+        self.attached.lock()
     }
 
     pub fn attached_names(&self) -> Vec<String> {
@@ -109,10 +110,7 @@ impl Engine {
 
     /// Sets the options of one reactor's controller (applied at its next attach).
     pub fn tune(&self, reactor: &str, options: ControllerOptions) {
-        self.tuning
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(reactor.to_owned(), options);
+        self.tuning.lock().insert(reactor.to_owned(), options);
     }
 
     /// Runs `reactor`. A reactor of the same name that describes itself the same way, at the
@@ -122,7 +120,6 @@ impl Engine {
         let options = self
             .tuning
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
             .get(&info.name)
             .cloned()
             .unwrap_or_else(|| self.options.clone());

@@ -4,8 +4,8 @@
 use super::status;
 use super::trigger::Trigger;
 use crate::object::{Object, ObjectKey};
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 /// What the controller remembers of one object.
 #[derive(Debug, Default)]
@@ -39,8 +39,8 @@ pub struct RunStart {
 }
 
 impl KeyStates {
-    fn keys(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectKey, KeyState>> {
-        self.keys.lock().unwrap_or_else(|p| p.into_inner())
+    fn keys(&self) -> parking_lot::MutexGuard<'_, HashMap<ObjectKey, KeyState>> {
+        self.keys.lock()
     }
 
     /// Records what an event showed of `key` (`None`: deleted); answers whether anything the

@@ -4,8 +4,9 @@
 
 use crate::object::ObjectKey;
 use crate::store::{Permit, Shards};
+use parking_lot::Mutex;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 #[derive(Debug, Default, Clone)]
 pub struct ObjectLocks {
@@ -47,7 +48,7 @@ impl ObjectLocks {
             Some(shards) => Some(shards.permit(key)?),
             None => None,
         };
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = self.held.lock();
         held.insert(key.clone()).then(|| ObjectGuard {
             held: self.held.clone(),
             key: key.clone(),
@@ -58,10 +59,7 @@ impl ObjectLocks {
 
 impl Drop for ObjectGuard {
     fn drop(&mut self) {
-        self.held
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.key);
+        self.held.lock().remove(&self.key);
     }
 }
 

@@ -3,10 +3,10 @@
 //! back off per key, and an overall rate cap keeps a failing reactor from spinning the CPU.
 
 use super::Backoff;
+use parking_lot::Mutex;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::hash::Hash;
-use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -88,11 +88,9 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State<K>> {
+    fn lock(&self) -> parking_lot::MutexGuard<'_, State<K>> {
         // A panic while holding this lock leaves plain collections behind: still usable.
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state.lock()
     }
 
     /// Queues `key` now; a pending delayed run of it (a backoff) is cancelled.

@@ -5,8 +5,9 @@
 use crate::object::{Object, Revision, Selector};
 use crate::store::{EventType, Store, StoreError};
 use futures::StreamExt;
+use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::{broadcast, watch};
 
@@ -36,11 +37,11 @@ struct ReflectorState {
 }
 
 impl ReflectorState {
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Object>> {
-        self.cache.read().unwrap_or_else(|p| p.into_inner())
+    fn read(&self) -> parking_lot::RwLockReadGuard<'_, HashMap<String, Object>> {
+        self.cache.read()
     }
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Object>> {
-        self.cache.write().unwrap_or_else(|p| p.into_inner())
+    fn write(&self) -> parking_lot::RwLockWriteGuard<'_, HashMap<String, Object>> {
+        self.cache.write()
     }
 }
 
@@ -260,7 +261,7 @@ impl Reflectors {
     /// The reflector of `kind`, started if nobody holds one.
     pub fn acquire(&self, kind: &str) -> Option<Arc<Reflector>> {
         let store = self.store.clone()?;
-        let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        let mut live = self.live.lock();
         if let Some(existing) = live.get(kind).and_then(Weak::upgrade) {
             return Some(existing);
         }
@@ -272,7 +273,7 @@ impl Reflectors {
 
     /// Kinds with a running reflector.
     pub fn kinds(&self) -> Vec<String> {
-        let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        let live = self.live.lock();
         let mut kinds: Vec<String> = live
             .iter()
             .filter(|(_, weak)| weak.strong_count() > 0)

@@ -7,9 +7,10 @@ use super::api::{
     Value, ValueOrigin,
 };
 use async_trait::async_trait;
+use parking_lot::{Mutex, MutexGuard};
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 pub const INTERFACE: &str = "vpp/interface/";
 pub const ADDRESS: &str = "vpp/interface/address/";
@@ -57,7 +58,7 @@ pub struct Southbound {
 
 impl Southbound {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock()
     }
 
     pub fn contents(&self) -> BTreeMap<Key, Value> {

@@ -6,11 +6,12 @@ use super::bindings::{descriptor_api, reactor_api};
 use super::host::ObjectRef;
 use super::state::{DeadlineExceeded, HostState, InstanceSpec, new_store};
 use super::{CallError, World};
+use parking_lot::Mutex;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::Semaphore;
 use wasmtime::component::InstancePre;
@@ -98,12 +99,12 @@ impl Loaded {
 
     /// Drops every warm instance (the next calls instantiate afresh).
     pub(crate) fn drain_warm(&self) {
-        self.warm.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.warm.lock().clear();
     }
 
     /// A warm instance, or a fresh one (instantiation runs under the call's deadline too).
     async fn take(&self) -> Result<Warm, CallError> {
-        if let Some(warm) = self.warm.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+        if let Some(warm) = self.warm.lock().pop() {
             return Ok(warm);
         }
         let mut store = new_store(&self.engine, &self.spec)
@@ -177,7 +178,7 @@ impl Loaded {
                 let data = warm.store.data_mut();
                 data.deadline = None;
                 data.caller.primary = None;
-                let mut pool = self.warm.lock().unwrap_or_else(|e| e.into_inner());
+                let mut pool = self.warm.lock();
                 if pool.len() < self.spec.effective.limits.concurrency {
                     pool.push(warm);
                 }

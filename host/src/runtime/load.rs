@@ -134,7 +134,7 @@ fn is_core_module(bytes: &[u8]) -> bool {
 impl Inner {
     /// The slot of `name`, created for `world` and `file` if new.
     pub(crate) fn slot_for(&self, name: &str, world: World, file: &Path) -> Arc<Slot> {
-        let mut slots = self.slots.write().unwrap_or_else(|e| e.into_inner());
+        let mut slots = self.slots.write();
         slots
             .entry(name.to_owned())
             .or_insert_with(|| Arc::new(Slot::new(name.to_owned(), world, file.to_owned())))
@@ -142,11 +142,7 @@ impl Inner {
     }
 
     pub(crate) fn slot(&self, name: &str) -> Option<Arc<Slot>> {
-        self.slots
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(name)
-            .cloned()
+        self.slots.read().get(name).cloned()
     }
 
     /// Loads (or reloads) `path` as a component of `world`. Unchanged files with
@@ -166,7 +162,7 @@ impl Inner {
         })?;
         let slot = self.slot_for(&name, world, path);
         let _loading = slot.loading.lock().await;
-        *slot.file.lock().unwrap_or_else(|e| e.into_inner()) = path.to_owned();
+        *slot.file.lock() = path.to_owned();
         let started = Instant::now();
         match self.build(&slot, path, force).await {
             Ok(Some(serving)) => {
@@ -216,11 +212,7 @@ impl Inner {
                 path: path.to_owned(),
                 message,
             })?;
-        let effective = self
-            .settings
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .effective(&slot.name);
+        let effective = self.settings.read().effective(&slot.name);
         let (sha256, bytes) = tokio::task::spawn_blocking(move || (sha256_hex(&bytes), bytes))
             .await
             .map_err(|e| RuntimeError::Compile {
@@ -404,11 +396,7 @@ impl Inner {
 
     /// Stops serving `name`: calls in flight finish on the version they hold.
     pub(crate) fn detach(&self, name: &str) -> bool {
-        let slot = self
-            .slots
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(name);
+        let slot = self.slots.write().remove(name);
         match slot {
             Some(slot) => {
                 slot.current.store(None);

@@ -2,8 +2,9 @@
 //! `log` calls and its stdout and stderr together); the lines dropped are counted
 //! (`reactor_guest_log_dropped_total`) and said once the guest is within its rate again.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::LazyLock;
 use tokio::time::Instant;
 
 /// Lines a component may log a second, on average (its log calls and its stdout and stderr
@@ -43,7 +44,7 @@ impl Limiter {
 
     pub(crate) fn admit(&self, component: &str) -> Verdict {
         let now = Instant::now();
-        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let mut buckets = self.buckets.lock();
         let bucket = buckets
             .entry(component.to_owned())
             .or_insert_with(|| Bucket {

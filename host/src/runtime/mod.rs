@@ -57,20 +57,15 @@
 //!   WASI capability but the folders its config grants (no network, no environment).
 //! - Instances are made from an [`wasmtime::component::InstancePre`] with the default
 //!   on-demand allocator, and kept warm between calls (up to `concurrency` per version).
-//!   An instance whose call failed in any way is discarded; a new version starts with a
-//!   new pool, so a reload discards the old instances once their calls end. Measured with
-//!   [`bench`] on the 2-core dev machine (dev profile, test guest `version-1`, 135 KB,
-//!   2000 samples): a fresh store + instantiation from `InstancePre` takes a median of
-//!   35 µs (p99 97 µs) with the on-demand allocator and 28 µs (p99 84 µs) with the
-//!   pooling allocator; a whole `on-create` on a warm instance takes 36 µs (p99 93 µs),
-//!   about 3x the same logic in native Rust (12 µs). Since reuse takes instantiation off
-//!   the hot path, the pooling allocator would save ~7 µs only after traps and reloads,
-//!   at the price of reserving every slot's memory up front and one memory size and
-//!   core-instance count for all components, which fits neither per-component caps nor
-//!   12-18 MB componentize-py components. Hence on-demand + `InstancePre` + warm reuse.
-//! - Hot reload (file written to new version serving, cached code) took a median of
-//!   105 ms while every event waited for the [`watch::DEBOUNCE`] quiet time; a completed
-//!   write now waits [`watch::SETTLE`] (figures in docs/performance.md).
+//!   An instance whose call failed in any way is discarded;
+//!   a new version starts with a new pool, so a reload discards the old instances once
+//!   their calls end. The pooling allocator was measured against this (`bench`, figures in
+//!   docs/performance.md): it saves little once instances are reused, and would reserve
+//!   every slot's memory up front with one memory size and core-instance count for all
+//!   components, which fits neither per-component caps nor 12-18 MB componentize-py
+//!   components. Hence on-demand + `InstancePre` + warm reuse.
+//! - Hot reload: a completed write waits [`watch::SETTLE`], other events [`watch::DEBOUNCE`]
+//!   (figures in docs/performance.md).
 //! - Guest stdout, stderr and `log` calls go to `tracing` (target `guest`) with a
 //!   `component` field.
 
@@ -114,12 +109,13 @@ pub use registry::{ComponentInfo, ComponentState};
 pub use settings::{Access, ComponentSettings, DirGrant, Grants, Limits, Merge, RuntimeSettings};
 pub use world::World;
 
+use parking_lot::{Mutex, RwLock};
 use registry::Slot;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::broadcast;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
@@ -334,14 +330,7 @@ impl Runtime {
 
     /// Every known component, by name.
     pub fn components(&self) -> Vec<ComponentInfo> {
-        let slots: Vec<Arc<Slot>> = self
-            .inner
-            .slots
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect();
+        let slots: Vec<Arc<Slot>> = self.inner.slots.read().values().cloned().collect();
         let mut infos: Vec<ComponentInfo> = slots.iter().map(|slot| slot.info()).collect();
         infos.extend(self.inner.ignored.infos());
         infos
@@ -397,44 +386,26 @@ impl Runtime {
 
     /// The settings in force.
     pub fn settings(&self) -> RuntimeSettings {
-        self.inner
-            .settings
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.inner.settings.read().clone()
     }
 
     /// Why the last change of the watched config file was not applied, if it was not.
     pub fn config_error(&self) -> Option<String> {
-        self.inner
-            .config_error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.inner.config_error.lock().clone()
     }
 }
 
 impl Inner {
     fn set_config_error(&self, error: Option<String>) {
-        *self.config_error.lock().unwrap_or_else(|e| e.into_inner()) = error;
+        *self.config_error.lock() = error;
     }
 
     async fn apply_settings(self: &Arc<Self>, settings: RuntimeSettings) -> Merge {
-        let merge = self
-            .settings
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .merge(settings);
+        let merge = self.settings.write().merge(settings);
         for name in &merge.stale {
             tracing::warn!(component = %name, "config entry changed without a higher revision: not applied");
         }
-        let slots: Vec<Arc<Slot>> = self
-            .slots
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect();
+        let slots: Vec<Arc<Slot>> = self.slots.read().values().cloned().collect();
         for slot in slots {
             if merge.defaults_changed || merge.changed.contains(&slot.name) {
                 // Unchanged effective settings are a no-op inside load_file.

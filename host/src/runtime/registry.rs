@@ -5,10 +5,11 @@ use super::described::Described;
 use super::instance::{Counters, Loaded};
 use super::world::World;
 use arc_swap::ArcSwapOption;
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 
 /// Whether the component's last load succeeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,7 +62,7 @@ pub(crate) struct Ignored(Mutex<std::collections::BTreeMap<PathBuf, (World, Stri
 impl Ignored {
     /// Records `file` as ignored for `reason`; logs it the first time.
     pub(crate) fn add(&self, file: &std::path::Path, world: World, reason: String) {
-        let mut files = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut files = self.0.lock();
         if files.get(file).is_none_or(|(_, known)| *known != reason) {
             tracing::warn!(file = %file.display(), "not loaded: {reason}");
         }
@@ -69,15 +70,12 @@ impl Ignored {
     }
 
     pub(crate) fn remove(&self, file: &std::path::Path) {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(file);
+        self.0.lock().remove(file);
     }
 
     /// The ignored files as the components view shows them.
     pub(crate) fn infos(&self) -> Vec<ComponentInfo> {
-        let files = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let files = self.0.lock();
         files
             .iter()
             .map(|(file, (world, reason))| ComponentInfo {
@@ -135,16 +133,16 @@ impl Slot {
     }
 
     pub(crate) fn file(&self) -> PathBuf {
-        self.file.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.file.lock().clone()
     }
 
     pub(crate) fn set_error(&self, error: Option<String>) {
-        *self.error.lock().unwrap_or_else(|e| e.into_inner()) = error;
+        *self.error.lock() = error;
     }
 
     pub(crate) fn info(&self) -> ComponentInfo {
         let current = self.current.load_full();
-        let error = self.error.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let error = self.error.lock().clone();
         ComponentInfo {
             name: self.name.clone(),
             world: self.world,

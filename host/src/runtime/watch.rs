@@ -100,10 +100,7 @@ impl Inner {
             message: e.to_string(),
         })?;
         let (watcher, mut rx) = watch(dir)?;
-        self.watchers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(watcher);
+        self.watchers.lock().push(watcher);
         let entries = std::fs::read_dir(dir).map_err(|e| RuntimeError::Watch {
             path: dir.to_owned(),
             message: e.to_string(),
@@ -157,10 +154,7 @@ impl Inner {
             _ => PathBuf::from("."),
         };
         let (watcher, mut rx) = watch(&dir)?;
-        self.watchers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(watcher);
+        self.watchers.lock().push(watcher);
         let file_name = path.file_name().map(|f| f.to_owned());
         let path = path.to_owned();
         let weak: Weak<Inner> = Arc::downgrade(self);

@@ -3,8 +3,9 @@
 //! reconcile holds a permit on its shard so a shard is given away only after its work here ends.
 
 use crate::object::ObjectKey;
+use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::{Notify, watch};
 
 /// The shards this replica owns now, and the reconciles running in each.
@@ -51,8 +52,8 @@ impl Shards {
         })
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn state(&self) -> parking_lot::MutexGuard<'_, State> {
+        self.state.lock()
     }
 
     pub fn count(&self) -> u32 {

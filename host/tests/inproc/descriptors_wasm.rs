@@ -8,6 +8,7 @@
 //! (host/src/kvscheduler/testing.rs) refuses it.
 
 use async_trait::async_trait;
+use parking_lot::{Mutex, MutexGuard};
 use reactor_host::kvscheduler::{
     Dependency, DependencyTarget, Descriptor, DescriptorError, InvalidValue, Key, KvScheduler,
     Metadata, Operation, Resync, RetrievedValue, RetryOptions, TxnError, TxnOptions, TxnRecord,
@@ -17,7 +18,7 @@ use reactor_host::runtime::{Runtime, RuntimeConfig, World};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Component (folder of examples/), descriptor name, key prefix and retrieve dependencies,
@@ -262,7 +263,7 @@ struct Checked {
 
 impl Checked {
     fn journal(&self) -> MutexGuard<'_, Journal> {
-        self.journal.lock().unwrap_or_else(|e| e.into_inner())
+        self.journal.lock()
     }
 
     fn check_create(&self, key: &str, value: &Value) {
@@ -453,11 +454,11 @@ impl Agent {
 
     /// The operations logged since the last call.
     fn take_log(&self) -> Vec<String> {
-        std::mem::take(&mut self.journal.lock().unwrap_or_else(|e| e.into_inner()).log)
+        std::mem::take(&mut self.journal.lock().log)
     }
 
     fn assert_in_dependency_order(&self) {
-        let journal = self.journal.lock().unwrap_or_else(|e| e.into_inner());
+        let journal = self.journal.lock();
         assert!(
             journal.violations.is_empty(),
             "out of dependency order: {:?}",

@@ -1,9 +1,9 @@
 //! The mock southbound of the ported Ligato tests: values kept in memory, errors planned per
 //! key, and every operation logged in order (as Ligato's `MockSouthbound`).
 
+use parking_lot::{Mutex, MutexGuard};
 use reactor_host::kvscheduler::{Key, Metadata, RetrievedValue, Value, ValueOrigin};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::{Mutex, MutexGuard};
 
 /// What a descriptor asked the southbound to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,7 +89,7 @@ pub struct MockSouthbound {
 
 impl MockSouthbound {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock()
     }
 
     /// Keys the scheduler operated on wrongly (created twice, deleted or updated with a

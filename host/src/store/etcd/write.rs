@@ -12,8 +12,8 @@ use super::keys::{decode, encode};
 use crate::object::Object;
 use crate::store::{Change, EventType, StoreError};
 use etcd_client::{Client, Compare, CompareOp, Txn, TxnOp, TxnOpResponse};
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 /// How often a write is decided again after losing a race before it gives up.
 const MAX_ATTEMPTS: usize = 64;
@@ -32,8 +32,8 @@ pub struct Recent {
 }
 
 impl Recent {
-    fn states(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Option<Object>, i64)>> {
-        self.states.lock().unwrap_or_else(|p| p.into_inner())
+    fn states(&self) -> parking_lot::MutexGuard<'_, HashMap<String, (Option<Object>, i64)>> {
+        self.states.lock()
     }
 
     /// The states of `targets` as this process last wrote them, absent where it wrote
