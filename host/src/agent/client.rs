@@ -1,6 +1,6 @@
 //! A client of the agent's own API (`/scheduler/...`), for the CLI and tests.
 
-use super::api::{NotifyRequest, TxnAnswer, TxnRequest};
+use super::http::{NotifyRequest, TxnAnswer, TxnRequest};
 use crate::api::{Client, ClientError};
 use crate::kvscheduler::{Dump, GraphNode, TimelineEntry, TxnRecord, ValueStatus};
 use crate::runtime::ComponentInfo;

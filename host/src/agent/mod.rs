@@ -3,10 +3,10 @@
 //! them (as files, or through the KV scheduler and its WASM descriptors), reports each
 //! item's state back, and sends heartbeats.
 
-pub mod api;
 mod applier;
 mod client;
 mod descriptors;
+pub mod http;
 mod local;
 mod resync;
 mod scheduler_applier;
@@ -143,7 +143,7 @@ async fn start_scheduler(
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or_else(|_| addr.clone());
-        let router = api::router(
+        let router = http::router(
             scheduler.clone(),
             local,
             runtime,

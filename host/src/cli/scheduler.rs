@@ -2,7 +2,7 @@
 //! states, the dump, graph and history, and sends it resyncs, notifications and transactions.
 
 use crate::agent::SchedulerClient;
-use crate::agent::api::{TxnAnswer, TxnRequest};
+use crate::agent::http::{TxnAnswer, TxnRequest};
 use crate::kvscheduler::ValueStatus;
 use anyhow::Context;
 use clap::{Args, Subcommand};

@@ -21,7 +21,7 @@ use tokio::sync::{Mutex, broadcast};
 const RECORD_CHANNEL: usize = 256;
 
 #[derive(Default)]
-struct Engine {
+struct SchedulerState {
     graph: Graph,
     registry: Registry,
     history: History,
@@ -40,7 +40,7 @@ enum Work {
 /// The KV scheduler of an agent. Cloning gives another handle to the same scheduler.
 #[derive(Clone)]
 pub struct KvScheduler {
-    engine: Arc<Mutex<Engine>>,
+    engine: Arc<Mutex<SchedulerState>>,
     records: broadcast::Sender<TxnRecord>,
 }
 
@@ -292,7 +292,7 @@ impl KvScheduler {
 
     /// Starts a timer for each value left RETRYING by this transaction, with the retry
     /// options of the northbound transaction that requested it.
-    fn schedule_retries(&self, engine: &Engine) {
+    fn schedule_retries(&self, engine: &SchedulerState) {
         let retrying: Vec<(Key, u32, RetryOptions)> = engine
             .graph
             .nodes()
@@ -302,7 +302,7 @@ impl KvScheduler {
         let failed_in = engine.seq;
         for (key, attempts, options) in retrying {
             let delay = backoff(&options, attempts);
-            let weak: Weak<Mutex<Engine>> = Arc::downgrade(&self.engine);
+            let weak: Weak<Mutex<SchedulerState>> = Arc::downgrade(&self.engine);
             let records = self.records.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(delay).await;
@@ -489,7 +489,7 @@ fn parents_first(graph: &Graph) -> Vec<Key> {
 /// Re-reads the failed keys from their descriptors. A derived value is found through its
 /// base value: retrieve returns base values and the scheduler derives the rest (Ligato's
 /// contract); a descriptor that returns the derived value itself is believed directly.
-async fn refresh_keys(engine: &mut Engine, keys: &[Key], seq: u64) {
+async fn refresh_keys(engine: &mut SchedulerState, keys: &[Key], seq: u64) {
     let lineage = |key: &Key| {
         let mut path = vec![key.clone()];
         while let Some(parent) = path
