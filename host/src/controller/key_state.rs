@@ -121,9 +121,4 @@ impl KeyStates {
             keys.remove(key);
         }
     }
-
-    /// How many objects are remembered.
-    pub fn len(&self) -> usize {
-        self.keys().len()
-    }
 }

@@ -113,11 +113,6 @@ impl Reconciler {
     pub fn queue_len(&self) -> usize {
         self.run.queue.len()
     }
-
-    /// Objects this controller remembers (it forgets those gone from the store).
-    pub fn remembered(&self) -> usize {
-        self.run.keys.len()
-    }
 }
 
 /// Queues the object of `event` if something a reactor reacts to changed; its own status and
