@@ -13,6 +13,7 @@ cargo test --workspace --no-fail-fast "$@" || status=$?
 # this one finds. `--workspace` keeps the features of the build above, so nothing is rebuilt.
 REACTOR_TEST_STORE=etcd cargo test --workspace --no-fail-fast --test binary "$@" -- \
     agent_scheduler:: agents:: cli_bad_input:: cli_flow:: components_api:: engine_wasm:: harden:: \
+    ownership:: \
     || status=$?
 # The first run of a new user: ./run.sh from a clean clone, its demo checked through the CLI.
 scripts/test-first-run.sh || status=$?

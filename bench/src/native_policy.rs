@@ -70,6 +70,7 @@ impl Reactor for NativePolicy {
             kinds: vec!["Policy".into()],
             resync: None,
             handles_delete: true,
+            watches: Vec::new(),
         }
     }
     async fn validate(&self, object: &Object) -> Result<(), String> {
@@ -104,6 +105,7 @@ pub fn policies(count: usize) -> Vec<ApplyRequest> {
             spec: json!({"selector": {"role": "edge"}, "rules": [
                 {"name": "http", "action": "allow"}, {"name": "https", "action": "allow"}]}),
             expected_revision: None,
+            owner: None,
         })
         .collect()
 }

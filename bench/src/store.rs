@@ -159,6 +159,7 @@ async fn through_store(
                 labels: Default::default(),
                 spec: spec(w, i),
                 expected_revision: None,
+                owner: None,
             };
             let applied = store.apply(vec![request]).await?;
             Ok(applied.first().map_or(0, |a| a.object.meta.revision))

@@ -78,6 +78,9 @@ void exports_reactor_host_reactor_describe(exports_reactor_host_reactor_info_t *
     controller_string_dup(&ret->kinds.ptr[0], "Policy");
     ret->resync_period_ms = 60000;
     ret->handles_delete = true;
+    /* No other kinds watched (reactor:host@0.2.0). */
+    ret->watches.len = 0;
+    ret->watches.ptr = NULL;
 }
 
 bool exports_reactor_host_reactor_validate(rh_object *obj, rh_string *err) {

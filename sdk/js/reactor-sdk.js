@@ -3,6 +3,10 @@
 //   import { defineReactor, spec, status, setStatus, publish, log } from '../../sdk/js/reactor-sdk.js';
 //   export const reactor = defineReactor({
 //     describe: () => ({ name: 'my-reactor', kinds: ['Thing'], resyncPeriodMs: 60000, handlesDelete: true }),
+//     // Other kinds watched (optional): owned children, referenced and selecting objects:
+//     //   owns: ['Child'], references: [{ kind: 'Plan', path: 'spec.plan' }],
+//     //   selects: [{ kind: 'Quota', path: 'spec.selector' }]
+//     // An object's owner, if a reactor applied it: obj.meta?.owner ({kind, name, uid, component}).
 //     onCreate(obj) { setStatus({ ...status(obj), seen: true }); },
 //   });
 //
@@ -21,10 +25,10 @@
 // componentize-js resolves relative imports from the folder it runs in: build from the
 // repository root (scripts/build-components.sh does).
 
-import * as store from 'reactor:host/store@0.1.0';
-import * as nimbus from 'reactor:host/nimbus@0.1.0';
-import { log as writeLog } from 'reactor:host/log@0.1.0';
-import { get as configGet } from 'reactor:host/config@0.1.0';
+import * as store from 'reactor:host/store@0.2.0';
+import * as nimbus from 'reactor:host/nimbus@0.2.0';
+import { log as writeLog } from 'reactor:host/log@0.2.0';
+import { get as configGet } from 'reactor:host/config@0.2.0';
 
 /** A failure the host retries with backoff. */
 export function retry(message) {
@@ -102,6 +106,11 @@ export function defineReactor(impl) {
         kinds: [...info.kinds],
         resyncPeriodMs: BigInt(info.resyncPeriodMs ?? 0),
         handlesDelete: Boolean(info.handlesDelete),
+        watches: [
+          ...(info.owns ?? []).map((kind) => ({ tag: 'owns', val: String(kind) })),
+          ...(info.references ?? []).map(({ kind, path }) => ({ tag: 'references', val: { kind, path } })),
+          ...(info.selects ?? []).map(({ kind, path }) => ({ tag: 'selects', val: { kind, path } })),
+        ],
       };
     },
     validate(obj) {

@@ -23,7 +23,7 @@ build time; build with `-p sdk/python` so that it is found:
 """
 
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from componentize_py_types import Err
 
@@ -234,10 +234,34 @@ def requeue_after(ms: int):
     return _types.Action_RequeueAfter(int(ms))
 
 
-def describe(name: str, kinds: List[str], resync_ms: int = 0, handles_delete: bool = False):
-    """What `Reactor.describe` returns."""
+def describe(
+    name: str,
+    kinds: List[str],
+    resync_ms: int = 0,
+    handles_delete: bool = False,
+    owns: Sequence[str] = (),
+    references: Sequence[Tuple[str, str]] = (),
+    selects: Sequence[Tuple[str, str]] = (),
+):
+    """What `Reactor.describe` returns.
+
+    Other kinds watched: `owns` lists kinds of children the reactor applies (a change by
+    anyone else runs the owner again; they are deleted when the owner goes); `references`
+    lists `(kind, path)` pairs, e.g. `("Plan", "spec.plan")`: a change to the named object
+    runs every object naming it again; `selects` lists `(kind, path)` pairs whose field is a
+    label selector over the reactor's objects. An object's owner, if a reactor applied it, is
+    `obj.meta.owner` (kind, name, uid, component)."""
+    watches = (
+        [_reactor.Watch_Owns(str(kind)) for kind in owns]
+        + [_reactor.Watch_References(_reactor.Reference(kind=k, path=p)) for k, p in references]
+        + [_reactor.Watch_Selects(_reactor.Selection(kind=k, path=p)) for k, p in selects]
+    )
     return _reactor.Info(
-        name=name, kinds=list(kinds), resync_period_ms=int(resync_ms), handles_delete=handles_delete
+        name=name,
+        kinds=list(kinds),
+        resync_period_ms=int(resync_ms),
+        handles_delete=handles_delete,
+        watches=watches,
     )
 
 

@@ -8,9 +8,9 @@ use std::marker::PhantomData;
 
 pub use crate::bindings::reactor::host::nimbus::Target;
 pub use crate::bindings::reactor::host::types::{
-    Action, Error, ItemState, ItemStatus, Meta, Object,
+    Action, Error, ItemState, ItemStatus, Meta, Object, Owner,
 };
-pub use wit::Info;
+pub use wit::{Info, Reference, Selection, Watch};
 
 /// The logic of a controller. Implement [`describe`](Reactor::describe); every callback
 /// has a default that does nothing and succeeds, except `on_update`, which calls
@@ -100,7 +100,35 @@ impl Info {
             kinds: kinds.into_iter().map(Into::into).collect(),
             resync_period_ms: 0,
             handles_delete: false,
+            watches: Vec::new(),
         }
+    }
+
+    /// Watches the children of `kind` this reactor applies through the store: a change by
+    /// anyone else runs their owner again, and they are deleted when their owner goes.
+    pub fn owns(mut self, kind: impl Into<String>) -> Self {
+        self.watches.push(Watch::Owns(kind.into()));
+        self
+    }
+
+    /// Watches objects of `kind` named by the field at `path` (e.g. `spec.plan`) of this
+    /// reactor's objects: a change to one runs every object naming it again.
+    pub fn references(mut self, kind: impl Into<String>, path: impl Into<String>) -> Self {
+        self.watches.push(Watch::References(Reference {
+            kind: kind.into(),
+            path: path.into(),
+        }));
+        self
+    }
+
+    /// Watches objects of `kind` whose field at `path` (e.g. `spec.selector`) is a label
+    /// selector over this reactor's objects: a change runs every matching object again.
+    pub fn selects(mut self, kind: impl Into<String>, path: impl Into<String>) -> Self {
+        self.watches.push(Watch::Selects(Selection {
+            kind: kind.into(),
+            path: path.into(),
+        }));
+        self
     }
 
     /// Runs every watched object again every `ms` milliseconds.
@@ -128,6 +156,11 @@ impl Object {
             .as_deref()
             .map(|text| crate::json::read(format!("status of {}/{}", self.kind, self.name), text))
             .transpose()
+    }
+
+    /// The object that owns this one (the primary object whose callback applied it), if any.
+    pub fn owner(&self) -> Option<&Owner> {
+        self.meta.as_ref().and_then(|m| m.owner.as_ref())
     }
 
     /// The value of label `name`, if set.

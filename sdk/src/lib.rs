@@ -1,6 +1,6 @@
 //! Write reactor-host components in Rust: implement a trait, export it with one macro.
 //!
-//! A component targets one of the two worlds of the `reactor:host@0.1.0` WIT package:
+//! A component targets one of the two worlds of the `reactor:host@0.2.0` WIT package:
 //!
 //! - `controller` (the default feature): implement [`Reactor`] and export it with
 //!   [`export_reactor!`]. The host calls it when objects of the kinds it watches change.
@@ -141,7 +141,10 @@ pub mod store;
 mod descriptor;
 
 #[cfg(feature = "controller")]
-pub use controller::{Action, Error, Info, ItemState, ItemStatus, Meta, Object, Reactor, Target};
+pub use controller::{
+    Action, Error, Info, ItemState, ItemStatus, Meta, Object, Owner, Reactor, Reference, Selection,
+    Target, Watch,
+};
 #[cfg(feature = "descriptor")]
 pub use descriptor::{Dependency, DependencyTarget, Descriptor, Info, Kv, Origin, Retrieved};
 pub use json::JsonError;

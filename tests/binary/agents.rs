@@ -147,6 +147,33 @@ fn a_killed_agent_converges_to_what_changed_while_it_was_away() {
     eventually("edge-1 is connected again", 30, || {
         (agent_view(&host, "edge-1")?["connected"] == true).then_some(())
     });
+    // The count is exact: y, withdrawn while edge-1 was away, is no longer counted.
+    eventually("a counts 2 items applied on edge-1", 30, || {
+        let status = host.object("Policy", "a")?["status"].clone();
+        (status["agents"]["edge-1"] == 2 && status["propagation"]["updated"] == 1).then_some(())
+    });
+}
+
+#[test]
+fn an_item_no_longer_meant_for_an_agent_leaves_its_count() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = policy_host(tmp.path(), &[]);
+    let edge = Agent::start(&host, tmp.path(), "edge-1", &["role=edge"]);
+    let web = Agent::start(&host, tmp.path(), "web-1", &["role=web"]);
+    apply(&host, &policy("p", "edge", &["r1", "r2"]));
+    converges(&edge, &keys("p", &["r1", "r2"]));
+    eventually("edge-1 counted", 30, || {
+        let status = host.object("Policy", "p")?["status"].clone();
+        (status["agents"]["edge-1"] == 2).then_some(())
+    });
+    // Re-targeted: edge-1 removes the items, the reactor hears `removed` and recounts.
+    apply(&host, &policy("p", "web", &["r1", "r2"]));
+    converges(&web, &keys("p", &["r1", "r2"]));
+    converges(&edge, &BTreeSet::new());
+    eventually("edge-1 counts nothing, web-1 two", 30, || {
+        let status = host.object("Policy", "p")?["status"].clone();
+        (status["agents"]["edge-1"] == 0 && status["agents"]["web-1"] == 2).then_some(())
+    });
 }
 
 #[test]

@@ -185,6 +185,7 @@ fn healthz_is_open_metrics_need_the_token() {
                 labels: Default::default(),
                 spec: Value::Null,
                 expected_revision: None,
+                owner: None,
             }])
             .await
             .expect("apply");

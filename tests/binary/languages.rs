@@ -115,8 +115,15 @@ fn series(metrics: &str, name: &str) -> f64 {
 
 /// The whole story for one language (`python`, `js` or `c`).
 fn replaces_rust_behaves_like_it_and_restarts_from_cache(language: &str) {
+    let new_wasm = built().join(format!("policy-{language}.wasm"));
+    replaces_rust_behaves_like_it(language, &new_wasm);
+}
+
+/// The same with `new_wasm`, a build of `examples/policy-LANGUAGE` (today's, or a fixture
+/// built against an older WIT version).
+fn replaces_rust_behaves_like_it(language: &str, new_wasm: &Path) {
     let reactor = format!("policy-{language}");
-    let new_wasm = built().join(format!("{reactor}.wasm"));
+    let new_wasm = new_wasm.to_owned();
     let rust_wasm = built().join("policy-rust.wasm");
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path().join("data");
@@ -350,6 +357,18 @@ fn replaces_rust_behaves_like_it_and_restarts_from_cache(language: &str) {
 #[test]
 fn python_replaces_rust_under_load_behaves_like_it_and_restarts_from_cache() {
     replaces_rust_behaves_like_it_and_restarts_from_cache("python");
+}
+
+/// Built against `reactor:host@0.1.0` (tests/fixtures/reactor-host-0.1.0/): served as before.
+#[test]
+fn python_built_against_0_1_0_replaces_rust_under_load_and_behaves_like_it() {
+    replaces_rust_behaves_like_it("python", &reactor_testkit::v0_1_0("policy-python"));
+}
+
+/// Built against `reactor:host@0.1.0`: served as before.
+#[test]
+fn js_built_against_0_1_0_replaces_rust_under_load_and_behaves_like_it() {
+    replaces_rust_behaves_like_it("js", &reactor_testkit::v0_1_0("policy-js"));
 }
 
 #[test]

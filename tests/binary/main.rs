@@ -13,7 +13,9 @@ mod components_api; // etcd matrix
 mod engine_wasm; // etcd matrix
 mod harden; // etcd matrix
 mod languages;
+mod ownership; // etcd matrix
 mod replicas;
+mod wit_versions;
 
 /// The fixtures find the binary cargo built for these tests (unless `REACTOR_HOST_BIN`
 /// names another): the path they run is the one cargo hands this test binary.

@@ -41,6 +41,8 @@ pub enum ErrorCode {
     Conflict,
     Compacted,
     Unauthorized,
+    /// The caller may not write this (the host's own kinds; another owner's object).
+    Forbidden,
     Internal,
 }
 

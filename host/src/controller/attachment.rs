@@ -6,6 +6,7 @@ use super::context::EngineContext;
 use super::key_state::KeyStates;
 use super::options::ControllerOptions;
 use super::reactor::{Reactor, ReactorInfo};
+use super::secondary::Secondaries;
 use super::{Reflector, WorkQueue};
 use crate::object::ObjectKey;
 use parking_lot::RwLock;
@@ -17,8 +18,11 @@ pub struct Attachment {
     /// Swapped by a reload that describes itself the same way; calls in flight keep theirs.
     reactor: RwLock<Arc<dyn Reactor>>,
     pub context: EngineContext,
-    /// The reflector of each kind the reactor watches.
+    /// The reflector of each of the reactor's own kinds.
     pub reflectors: HashMap<String, Arc<Reflector>>,
+    /// The other kinds it watches, with their reflectors and indexes.
+    pub secondaries: Secondaries,
+    pub watched: HashMap<String, Arc<Reflector>>,
     pub queue: WorkQueue<ObjectKey>,
     pub keys: KeyStates,
     /// Agents' reports on the items this reactor's objects published.
@@ -35,8 +39,17 @@ impl Attachment {
         relay: ReportRelay,
         options: ControllerOptions,
     ) -> Self {
+        let info = reactor.info();
+        let secondaries = Secondaries::new(&info);
+        let watched = secondaries
+            .kinds()
+            .into_iter()
+            .filter_map(|kind| Some((kind.clone(), context.reflectors.acquire(&kind)?)))
+            .collect();
         Self {
-            info: reactor.info(),
+            secondaries,
+            watched,
+            info,
             reactor: RwLock::new(reactor),
             context,
             reflectors,
@@ -54,6 +67,19 @@ impl Attachment {
 
     pub fn replace_reactor(&self, reactor: Arc<dyn Reactor>) {
         *self.reactor.write() = reactor;
+    }
+
+    /// Runs one of the reactor's objects again although it did not change (something it
+    /// depends on did), if it still exists.
+    pub fn rerun(&self, key: ObjectKey) {
+        let exists = self
+            .reflectors
+            .get(key.kind())
+            .is_some_and(|r| r.get(key.name()).is_some());
+        if exists {
+            self.keys.force(&key);
+            self.queue.add(key);
+        }
     }
 
     /// Queues every cached object of `reflector`; `forced` runs them even if unchanged.

@@ -5,8 +5,8 @@
 use super::context::EngineContext;
 use super::status::{merge_reactor_status, update_status};
 use super::wasm::report_to_guest;
-use crate::nimbus::{self, ItemTarget, Owner};
-use crate::object::{ApplyRequest, Object, Selector};
+use crate::nimbus::{self, ItemTarget};
+use crate::object::{ApplyRequest, Object, Owner, Selector, is_reserved};
 use crate::runtime::bindings::reactor::host::nimbus::{NimbusError, Target};
 use crate::runtime::bindings::reactor::host::store::StoreError as GuestStoreError;
 use crate::runtime::{Caller, ControllerHost, InCallback, ItemStatus};
@@ -24,8 +24,45 @@ impl EngineHost {
     }
 }
 
+/// Guests never touch the host's own kinds through the store (items and reports go through
+/// the `nimbus` import).
+fn check_kind(kind: &str) -> Result<(), GuestStoreError> {
+    if is_reserved(kind) {
+        return Err(GuestStoreError::Denied(format!(
+            "kind {kind} is reserved to the host: use the nimbus import"
+        )));
+    }
+    Ok(())
+}
+
+impl EngineHost {
+    /// The owner of what a callback applies: its primary object, as it is now.
+    fn owner(&self, caller: InCallback<'_>) -> Result<Owner, GuestStoreError> {
+        let primary = caller.primary;
+        let uid = self
+            .context
+            .reflectors
+            .acquire(&primary.kind)
+            .and_then(|reflector| reflector.get(&primary.name))
+            .map(|object| object.meta.uid)
+            .ok_or_else(|| {
+                GuestStoreError::Unavailable(format!(
+                    "{}/{} is not in the cache: it may have just been deleted",
+                    primary.kind, primary.name
+                ))
+            })?;
+        Ok(Owner {
+            kind: primary.kind.clone(),
+            name: primary.name.clone(),
+            uid,
+            component: caller.component.to_owned(),
+        })
+    }
+}
+
 fn guest_error(error: StoreError) -> GuestStoreError {
     match error.root() {
+        StoreError::NotOwned { .. } => GuestStoreError::Denied(error.to_string()),
         StoreError::NotFound { .. } => GuestStoreError::NotFound,
         StoreError::Conflict { .. } | StoreError::ConflictMissing { .. } => {
             GuestStoreError::Conflict(error.to_string())
@@ -43,6 +80,7 @@ impl ControllerHost for EngineHost {
         kind: &str,
         name: &str,
     ) -> Result<Option<Object>, GuestStoreError> {
+        check_kind(kind)?;
         if self.context.reflectors.kinds().iter().any(|k| k == kind)
             && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
@@ -61,6 +99,7 @@ impl ControllerHost for EngineHost {
         kind: &str,
         selector: &Selector,
     ) -> Result<Vec<Object>, GuestStoreError> {
+        check_kind(kind)?;
         if self.context.reflectors.kinds().iter().any(|k| k == kind)
             && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
@@ -75,11 +114,25 @@ impl ControllerHost for EngineHost {
         Ok(listing.items)
     }
 
-    async fn apply(&self, _: InCallback<'_>, object: Object) -> Result<Object, GuestStoreError> {
+    /// The child is owned by the callback's primary object: new, or already its child.
+    async fn apply(
+        &self,
+        caller: InCallback<'_>,
+        object: Object,
+    ) -> Result<Object, GuestStoreError> {
+        check_kind(&object.kind)?;
+        if object.kind == caller.primary.kind && object.name == caller.primary.name {
+            return Err(GuestStoreError::Denied(format!(
+                "{}/{} is the callback's own object: change its status with set-status",
+                object.kind, object.name
+            )));
+        }
+        let mut request = ApplyRequest::from(object);
+        request.owner = Some(self.owner(caller)?);
         let mut applied = self
             .context
             .store
-            .apply(vec![ApplyRequest::from(object)])
+            .apply(vec![request])
             .await
             .map_err(guest_error)?;
         let applied = applied
@@ -88,13 +141,33 @@ impl ControllerHost for EngineHost {
         Ok(applied.object)
     }
 
+    /// Only a child of the callback's primary object (in any incarnation) may be deleted.
     async fn delete(
         &self,
-        _: InCallback<'_>,
+        caller: InCallback<'_>,
         kind: &str,
         name: &str,
     ) -> Result<bool, GuestStoreError> {
-        match self.context.store.delete(kind, name, None).await {
+        check_kind(kind)?;
+        let store = self.context.store.as_ref();
+        let Some(current) = store.get(kind, name).await.map_err(guest_error)? else {
+            return Ok(false);
+        };
+        let mine = self.owner(caller)?;
+        match &current.meta.owner {
+            Some(owner) if owner.same_place(&mine) => {}
+            Some(owner) => {
+                return Err(GuestStoreError::Denied(format!(
+                    "{kind}/{name} is owned by {owner}: a reactor deletes only its own children"
+                )));
+            }
+            None => {
+                return Err(GuestStoreError::Denied(format!(
+                    "{kind}/{name} was not created by this reactor: a reactor deletes only its own children"
+                )));
+            }
+        }
+        match store.delete(kind, name, Some(current.meta.revision)).await {
             Ok(_) => Ok(true),
             Err(StoreError::NotFound { .. }) => Ok(false),
             Err(e) => Err(guest_error(e)),
@@ -135,7 +208,12 @@ impl ControllerHost for EngineHost {
 
     async fn unpublish(&self, caller: InCallback<'_>, key: &str) -> Result<(), NimbusError> {
         let owner = owner(caller);
-        nimbus::unpublish(self.context.store.as_ref(), &owner, key)
+        let store = self.context.store.as_ref();
+        nimbus::unpublish(store, &owner, key)
+            .await
+            .map_err(nimbus_error)?;
+        // Withdrawn: no agent counts it any more, and the reactor hears `removed`.
+        nimbus::forget_reports(store, &owner.kind, &owner.name, key)
             .await
             .map_err(nimbus_error)
     }
@@ -189,8 +267,8 @@ impl ControllerHost for EngineHost {
 }
 
 /// The owner of what a callback publishes: its primary object.
-fn owner(caller: InCallback<'_>) -> Owner {
-    Owner {
+fn owner(caller: InCallback<'_>) -> nimbus::Owner {
+    nimbus::Owner {
         kind: caller.primary.kind.clone(),
         name: caller.primary.name.clone(),
         component: caller.component.to_owned(),

@@ -3,6 +3,7 @@
 
 use crate::nimbus::AgentReport;
 use crate::object::Object;
+pub use crate::runtime::Watch;
 use async_trait::async_trait;
 use std::time::Duration;
 
@@ -16,6 +17,8 @@ pub struct ReactorInfo {
     pub resync: Option<Duration>,
     /// The host holds a finalizer so that `on_delete` is never missed.
     pub handles_delete: bool,
+    /// Other kinds watched, and which of the reactor's objects a change there runs again.
+    pub watches: Vec<Watch>,
 }
 
 /// What to do after a successful callback.

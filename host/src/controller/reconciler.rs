@@ -3,10 +3,12 @@
 
 use super::agent_status::ReportRelay;
 use super::attachment::Attachment;
+use super::collector;
 use super::context::EngineContext;
 use super::options::ControllerOptions;
 use super::reactor::{Reactor, ReactorInfo};
 use super::trigger::Trigger;
+use super::watches;
 use super::worker;
 use super::{QueueOptions, Reflector, ReflectorEvent, WorkQueue};
 use crate::nimbus::AgentReport;
@@ -75,6 +77,12 @@ impl Reconciler {
         for reflector in run.reflectors.values() {
             tasks.push(tokio::spawn(feed(run.clone(), reflector.clone())));
         }
+        for reflector in run.watched.values() {
+            tasks.push(tokio::spawn(watches::follow(
+                run.clone(),
+                reflector.clone(),
+            )));
+        }
         if let Some(period) = run.info.resync.filter(|p| !p.is_zero()) {
             tasks.push(tokio::spawn(resync(run.clone(), period)));
         }
@@ -117,8 +125,14 @@ impl Reconciler {
 
 /// Queues the object of `event` if something a reactor reacts to changed; its own status and
 /// finalizer writes do not re-trigger it.
-fn offer(run: &Attachment, event: &ReflectorEvent) {
+fn offer(run: &Arc<Attachment>, event: &ReflectorEvent) {
+    run.secondaries.primary_changed(event);
     let key = event.object().key();
+    if matches!(event, ReflectorEvent::Deleted(_)) && !run.watched.is_empty() {
+        // The owner is gone: so are its children (in the background, like Kubernetes').
+        let (run, owner) = (run.clone(), key.clone());
+        tokio::spawn(async move { collector::collect_children(&run, &owner).await });
+    }
     let now = match event {
         ReflectorEvent::Applied(o) => Some(Trigger::of(o)),
         ReflectorEvent::Deleted(_) => None,
@@ -131,12 +145,22 @@ fn offer(run: &Attachment, event: &ReflectorEvent) {
 async fn feed(run: Arc<Attachment>, reflector: Arc<Reflector>) {
     let mut events = reflector.subscribe();
     reflector.synced().await;
+    for object in reflector.list(&crate::object::Selector::default()) {
+        run.secondaries
+            .primary_changed(&ReflectorEvent::Applied(object));
+    }
     // First sight (also after a restart): reconcile everything from the store.
     run.enqueue_all(&reflector, true);
     loop {
         match events.recv().await {
             Ok(event) => offer(&run, &event),
-            Err(RecvError::Lagged(_)) => run.enqueue_all(&reflector, false),
+            Err(RecvError::Lagged(_)) => {
+                for object in reflector.list(&crate::object::Selector::default()) {
+                    run.secondaries
+                        .primary_changed(&ReflectorEvent::Applied(object));
+                }
+                run.enqueue_all(&reflector, false)
+            }
             Err(RecvError::Closed) => return,
         }
     }

@@ -349,6 +349,7 @@ mod tests {
             labels: Default::default(),
             spec: serde_json::json!(1),
             expected_revision: None,
+            owner: None,
         };
         store.apply(vec![req("before")]).await.expect("apply");
         let reflectors = Reflectors::new(store.clone());

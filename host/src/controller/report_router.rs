@@ -3,7 +3,7 @@
 //! more: a report recorded just before a crash still reaches its reactor.
 
 use super::reflector::{Reflector, ReflectorEvent};
-use crate::nimbus::{AgentReport, Sheet, SheetEntry};
+use crate::nimbus::{AgentReport, ReportState, Sheet, SheetEntry};
 use crate::object::{Object, ObjectKey};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Weak};
@@ -59,6 +59,19 @@ fn forward(
             && let Some(report) = sheet.report(key)
         {
             sink.offer_report(&sheet.component, owner.clone(), report);
+        }
+    }
+    // An entry gone from the sheet: the item left that agent (withdrawn or re-targeted).
+    for (key, entry) in before.into_iter().flatten() {
+        if !sheet.items.contains_key(key) {
+            let removed = AgentReport {
+                key: key.clone(),
+                agent: sheet.agent.clone(),
+                state: ReportState::Removed,
+                message: None,
+                revision: entry.revision,
+            };
+            sink.offer_report(&sheet.component, owner.clone(), removed);
         }
     }
     seen.insert(object.name.clone(), sheet.items);

@@ -41,6 +41,7 @@ impl WasmReactor {
             resync: (described.resync_period_ms > 0)
                 .then(|| Duration::from_millis(described.resync_period_ms)),
             handles_delete: described.handles_delete,
+            watches: described.watches,
         };
         Some(Self { handle, info })
     }

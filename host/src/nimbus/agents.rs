@@ -53,6 +53,7 @@ pub async fn register(
             labels,
             spec: json!({}),
             expected_revision: None,
+            owner: None,
         }])
         .await?;
     applied

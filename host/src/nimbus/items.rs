@@ -155,6 +155,7 @@ pub fn item_request(
         labels,
         spec: serde_json::to_value(&item).map_err(|e| NimbusError::Invalid(e.to_string()))?,
         expected_revision: None,
+        owner: None,
     })
 }
 

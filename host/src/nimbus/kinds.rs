@@ -1,4 +1,5 @@
-//! The reserved kinds under which Nimbus keeps its state in the store.
+//! The reserved kinds under which Nimbus keeps its state in the store (all of them in
+//! [`crate::object::RESERVED_KINDS`]).
 
 /// Items that reactors publish for agents.
 pub const ITEM_KIND: &str = "NimbusItem";

@@ -22,6 +22,6 @@ pub use kinds::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
 pub use propagation::{Propagation, propagation};
 pub use reporter::Reporter;
 pub use reports::{
-    AgentReport, ReportState, Sheet, SheetEntry, agent_selector, by_agent,
+    AgentReport, ReportState, Sheet, SheetEntry, agent_selector, by_agent, forget_reports,
     record as record_reports, sheets_of,
 };

@@ -163,6 +163,32 @@ pub async fn record(
     Ok(recorded)
 }
 
+/// Drops every agent's report on the withdrawn item `key` of `owner_kind/owner_name`: an
+/// agent that was away when it was withdrawn cannot report its removal any more (the item is
+/// gone), and a report left behind would keep counting it.
+pub async fn forget_reports(
+    store: &dyn Store,
+    owner_kind: &str,
+    owner_name: &str,
+    key: &str,
+) -> Result<(), NimbusError> {
+    let sheets = sheets_of(store, owner_kind, owner_name).await?;
+    for sheet in sheets.into_values() {
+        let Some(entry) = sheet.items.get(key) else {
+            continue;
+        };
+        let removed = AgentReport {
+            key: key.to_owned(),
+            agent: sheet.agent.clone(),
+            state: ReportState::Removed,
+            message: None,
+            revision: entry.revision,
+        };
+        write_sheet(store, sheet, &[removed]).await?;
+    }
+    Ok(())
+}
+
 /// The items behind `keys` that still exist.
 async fn owners_of(
     store: &dyn Store,
@@ -232,6 +258,7 @@ async fn write_sheet(
                 spec: serde_json::to_value(&sheet)
                     .map_err(|e| StoreError::Invalid(e.to_string()))?,
                 expected_revision: expected,
+                owner: None,
             };
             store.apply(vec![request]).await.map(drop)
         },

@@ -41,6 +41,8 @@ impl From<InputDocument> for ApplyRequest {
             labels: doc.labels,
             spec: doc.spec,
             expected_revision: doc.meta.map(|m| m.revision).filter(|r| *r != 0),
+            // A document's `meta.owner` is the server's to set, like the rest of `meta`.
+            owner: None,
         }
     }
 }

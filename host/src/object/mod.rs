@@ -2,10 +2,12 @@
 
 mod document;
 mod names;
+mod owner;
 mod selector;
 
 pub use document::{DocumentError, parse_documents};
 pub use names::{NameError, validate_kind, validate_name};
+pub use owner::{Owner, RESERVED_KINDS, is_reserved};
 pub use selector::{Selector, SelectorError};
 
 use serde::{Deserialize, Serialize};
@@ -42,6 +44,9 @@ pub struct Meta {
     pub updated: String,
     pub finalizers: Vec<String>,
     pub deleting: bool,
+    /// Set on objects a reactor applied through the store import.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
 }
 
 impl Object {
@@ -61,6 +66,9 @@ pub struct ApplyRequest {
     pub spec: Value,
     /// When set, the apply succeeds only if the object's current revision equals it.
     pub expected_revision: Option<Revision>,
+    /// Set by the host for a reactor's apply: the object must be new or already this
+    /// owner's. `None` (every other writer) leaves the owner as it is.
+    pub owner: Option<Owner>,
 }
 
 impl ApplyRequest {
@@ -84,6 +92,7 @@ impl From<Object> for ApplyRequest {
             labels: object.labels,
             spec: object.spec,
             expected_revision,
+            owner: None,
         }
     }
 }

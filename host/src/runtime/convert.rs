@@ -1,6 +1,7 @@
 //! Objects across the host-import boundary: the WIT object (spec and status as JSON text)
 //! to and from the host's own [`Object`], parsed and checked once, here.
 
+use super::bindings::reactor::host::types::Owner as GuestOwner;
 use super::bindings::{Meta as GuestMeta, Object as GuestObject};
 use crate::object::{Meta, Object};
 use serde_json::Value;
@@ -25,6 +26,12 @@ pub fn to_guest(object: &Object) -> GuestObject {
             updated: object.meta.updated.clone(),
             finalizers: object.meta.finalizers.clone(),
             deleting: object.meta.deleting,
+            owner: object.meta.owner.as_ref().map(|o| GuestOwner {
+                kind: o.kind.clone(),
+                name: o.name.clone(),
+                uid: o.uid.clone(),
+                component: o.component.clone(),
+            }),
         }),
     }
 }
@@ -50,6 +57,8 @@ pub fn from_guest(object: GuestObject) -> Result<Object, String> {
         updated: m.updated,
         finalizers: m.finalizers,
         deleting: m.deleting,
+        // Server-owned: what a guest says of the owner is not read.
+        owner: None,
     });
     Ok(Object {
         kind: object.kind,

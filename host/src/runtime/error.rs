@@ -45,6 +45,16 @@ pub enum RuntimeError {
         /// What the linker said.
         message: String,
     },
+    /// A reactor declared one of the host's own kinds as its own or as watched.
+    #[error(
+        "{name} declares kind {kind}, which is reserved to the host (reactors reach items and reports through the nimbus import)"
+    )]
+    ReservedKind {
+        /// The component.
+        name: String,
+        /// The reserved kind.
+        kind: String,
+    },
     /// `describe()` failed (trap, deadline, memory cap).
     #[error("describe {name}: {source}")]
     Describe {

@@ -6,6 +6,7 @@ use super::bindings::{Action, ItemStatus, Object, ReactorError};
 use super::described::{Described, DescriptorDescription, ReactorDescription};
 use super::host::ObjectRef;
 use super::instance::{CallFuture, Exports};
+use super::legacy::recast;
 use super::registry::Serving;
 use super::state::HostState;
 use super::{CallError, Inner, World};
@@ -65,7 +66,12 @@ macro_rules! reactor_call {
                     Box::pin(async move {
                         match exports {
                             Exports::Controller($guest) => $body.await,
-                            Exports::Descriptor(_) => {
+                            Exports::ControllerV0_1($guest) => {
+                                $(let $arg = recast(&$arg).map_err(wasmtime::Error::msg)?;)*
+                                let answer = $body.await?;
+                                recast(&answer).map_err(wasmtime::Error::msg)
+                            }
+                            Exports::Descriptor(_) | Exports::DescriptorV0_1(_) => {
                                 Err(wasmtime::format_err!("not a controller instance"))
                             }
                         }
@@ -144,9 +150,14 @@ impl std::fmt::Debug for DescriptorHandle {
 }
 
 macro_rules! descriptor_call {
-    ($self:ident, [$($arg:ident),*], |$guest:ident, $store:ident| $body:expr) => {{
+    ($self:ident, [$($arg:ident),*], |$guest:ident, $store:ident| $body:expr) => {
+        descriptor_call!($self, [$($arg),*] recast [], |$guest, $store| $body)
+    };
+    // `typed`: arguments of WIT types, carried across to an older version's.
+    ($self:ident, [$($arg:ident),*] recast [$($typed:ident: $ty:ty),*], |$guest:ident, $store:ident| $body:expr) => {{
         // The call future must own its arguments (it may outlive this frame's borrows).
         $(let $arg = $arg.to_owned();)*
+        $(let $typed = $typed.to_owned();)*
         let serving = serving(&$self.inner, &$self.name, World::Descriptor)?;
         serving
             .loaded
@@ -156,7 +167,12 @@ macro_rules! descriptor_call {
                     Box::pin(async move {
                         match exports {
                             Exports::Descriptor($guest) => $body.await,
-                            Exports::Controller(_) => {
+                            Exports::DescriptorV0_1($guest) => {
+                                $(let $typed: $ty = recast(&$typed).map_err(wasmtime::Error::msg)?;)*
+                                let answer = $body.await?;
+                                recast(&answer).map_err(wasmtime::Error::msg)
+                            }
+                            Exports::Controller(_) | Exports::ControllerV0_1(_) => {
                                 Err(wasmtime::format_err!("not a descriptor instance"))
                             }
                         }
@@ -253,7 +269,7 @@ impl DescriptorHandle {
         &self,
         correlate: &[Kv],
     ) -> Result<Result<Vec<Retrieved>, String>, CallError> {
-        descriptor_call!(self, [correlate], |guest, store| guest
+        descriptor_call!(self, [] recast [correlate: Vec<_>], |guest, store| guest
             .call_retrieve(store, &correlate))
     }
 

@@ -2,7 +2,7 @@
 //! instances kept between calls, and how one call runs (concurrency, deadline, memory
 //! cap, and a trapped instance thrown away).
 
-use super::bindings::{descriptor_api, reactor_api};
+use super::bindings::{descriptor_api, reactor_api, v0_1};
 use super::host::ObjectRef;
 use super::state::{DeadlineExceeded, HostState, InstanceSpec, new_store};
 use super::{CallError, World};
@@ -17,16 +17,36 @@ use tokio::sync::Semaphore;
 use wasmtime::component::InstancePre;
 use wasmtime::{Engine, Store, Trap};
 
-/// The exports of one instance, by world.
+/// The exports of one instance, by world and WIT version.
 pub(crate) enum Exports {
     Controller(reactor_api::Guest),
     Descriptor(descriptor_api::Guest),
+    ControllerV0_1(v0_1::reactor_api::Guest),
+    DescriptorV0_1(v0_1::descriptor_api::Guest),
 }
 
 /// Where the exports are, looked up once per version.
 pub(crate) enum Indices {
     Controller(reactor_api::GuestIndices),
     Descriptor(descriptor_api::GuestIndices),
+    ControllerV0_1(v0_1::reactor_api::GuestIndices),
+    DescriptorV0_1(v0_1::descriptor_api::GuestIndices),
+}
+
+impl Indices {
+    /// The exports of `world` in whichever WIT version the component was built against.
+    pub(crate) fn find(pre: &InstancePre<HostState>, world: World) -> wasmtime::Result<Self> {
+        Ok(match world {
+            World::Controller => match reactor_api::GuestIndices::new(pre) {
+                Ok(found) => Indices::Controller(found),
+                Err(_) => Indices::ControllerV0_1(v0_1::reactor_api::GuestIndices::new(pre)?),
+            },
+            World::Descriptor => match descriptor_api::GuestIndices::new(pre) {
+                Ok(found) => Indices::Descriptor(found),
+                Err(_) => Indices::DescriptorV0_1(v0_1::descriptor_api::GuestIndices::new(pre)?),
+            },
+        })
+    }
 }
 
 /// Counts kept per component across its versions.
@@ -122,6 +142,12 @@ impl Loaded {
             Indices::Descriptor(indices) => {
                 indices.load(&mut store, &instance).map(Exports::Descriptor)
             }
+            Indices::ControllerV0_1(indices) => indices
+                .load(&mut store, &instance)
+                .map(Exports::ControllerV0_1),
+            Indices::DescriptorV0_1(indices) => indices
+                .load(&mut store, &instance)
+                .map(Exports::DescriptorV0_1),
         }
         .map_err(|e| CallError::Instantiate(format!("{e:#}")))?;
         store.data_mut().deadline = None;

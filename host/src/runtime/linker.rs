@@ -2,6 +2,7 @@
 //! WASI (whose capabilities each store grants or not).
 
 use super::bindings::reactor::host::{config, log, nimbus, store, types};
+use super::bindings::v0_1::reactor::host as v0_1;
 use super::state::HostState;
 use super::{RuntimeError, World};
 use wasmtime::Engine;
@@ -18,6 +19,14 @@ pub(crate) fn linker(engine: &Engine, world: World) -> Result<Linker<HostState>,
     if world == World::Controller {
         store::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s).map_err(err)?;
         nimbus::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s).map_err(err)?;
+    }
+    // Components built against 0.1.0 import the same interfaces under their old names.
+    v0_1::types::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s).map_err(err)?;
+    v0_1::log::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s).map_err(err)?;
+    v0_1::config::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s).map_err(err)?;
+    if world == World::Controller {
+        v0_1::store::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s).map_err(err)?;
+        v0_1::nimbus::add_to_linker::<_, HasSelf<HostState>>(&mut linker, |s| s).map_err(err)?;
     }
     Ok(linker)
 }

@@ -2,7 +2,7 @@
 //! check its world, link, describe, and only then swap it in. Any failure leaves the
 //! version in service untouched and records the error.
 
-use super::bindings::{descriptor_api, reactor_api};
+use super::bindings::{DESCRIPTOR_EXPORT, OLDER_EXPORTS, REACTOR_EXPORT};
 use super::cache::{Lookup, sha256_hex};
 use super::described::Described;
 use super::instance::{Exports, Indices, Loaded};
@@ -15,11 +15,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 use wasmtime::component::Component;
-
-/// Export name of the controller world's interface.
-const REACTOR_EXPORT: &str = "reactor:host/reactor@0.1.0";
-/// Export name of the descriptor world's interface.
-const DESCRIPTOR_EXPORT: &str = "reactor:host/kv-descriptor@0.1.0";
 
 /// The component name of a file: its name without `.wasm`; `None` for files the runtime
 /// ignores (other extensions, hidden or temporary files, names that are not
@@ -248,14 +243,7 @@ impl Inner {
             message: format!("{e:#}"),
         };
         let pre = linker.instantiate_pre(&component).map_err(link)?;
-        let indices = match slot.world {
-            World::Controller => {
-                Indices::Controller(reactor_api::GuestIndices::new(&pre).map_err(link)?)
-            }
-            World::Descriptor => {
-                Indices::Descriptor(descriptor_api::GuestIndices::new(&pre).map_err(link)?)
-            }
-        };
+        let indices = Indices::find(&pre, slot.world).map_err(link)?;
         let spec = InstanceSpec {
             component: slot.name.as_str().into(),
             effective,
@@ -278,6 +266,19 @@ impl Inner {
                 name: slot.name.clone(),
                 source,
             })?;
+        if let Described::Controller(info) = &described
+            && let Some(kind) = info
+                .kinds
+                .iter()
+                .map(String::as_str)
+                .chain(info.watches.iter().map(|w| w.kind()))
+                .find(|kind| crate::object::is_reserved(kind))
+        {
+            return Err(RuntimeError::ReservedKind {
+                name: slot.name.clone(),
+                kind: kind.to_owned(),
+            });
+        }
         if let (Described::Descriptor(info), Some(southbound)) = (&described, &self.southbound) {
             loaded.spec.implicit_dirs =
                 vec![self.southbound_grant(&slot.name, southbound, &info.name)?];
@@ -361,8 +362,9 @@ impl Inner {
         let mut reactor = false;
         let mut descriptor = false;
         for (name, _) in ty.exports(&self.engine) {
-            reactor |= name == REACTOR_EXPORT;
-            descriptor |= name == DESCRIPTOR_EXPORT;
+            reactor |= name == REACTOR_EXPORT || OLDER_EXPORTS.iter().any(|(r, _)| name == *r);
+            descriptor |=
+                name == DESCRIPTOR_EXPORT || OLDER_EXPORTS.iter().any(|(_, d)| name == *d);
         }
         let found = match (reactor, descriptor) {
             (true, false) => World::Controller,
@@ -422,6 +424,14 @@ async fn describe(loaded: &Loaded) -> Result<Described, CallError> {
                         Ok(Described::Controller(info.into()))
                     }
                     Exports::Descriptor(guest) => {
+                        let info = guest.call_describe(store).await?;
+                        Ok(Described::Descriptor(info.into()))
+                    }
+                    Exports::ControllerV0_1(guest) => {
+                        let info = guest.call_describe(store).await?;
+                        Ok(Described::Controller(info.into()))
+                    }
+                    Exports::DescriptorV0_1(guest) => {
                         let info = guest.call_describe(store).await?;
                         Ok(Described::Descriptor(info.into()))
                     }

@@ -81,6 +81,7 @@ mod error;
 mod handle;
 pub mod host;
 mod instance;
+mod legacy;
 mod limits;
 mod linker;
 mod load;
@@ -100,7 +101,7 @@ pub use bindings::{
     Action, ItemState, ItemStatus, Meta, Object, ReactorError, descriptor_api, reactor_api,
 };
 pub use convert::{from_guest, to_guest};
-pub use described::{Described, DescriptorDescription, ReactorDescription};
+pub use described::{Described, DescriptorDescription, ReactorDescription, Watch};
 pub use engine::TICK;
 pub use error::{CallError, RuntimeError};
 pub use handle::{ControllerHandle, DescriptorHandle, Reaction};

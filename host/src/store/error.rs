@@ -23,6 +23,8 @@ pub enum StoreError {
     },
     #[error("{0}")]
     Invalid(String),
+    #[error("{key} is not this reactor's to write: {reason}")]
+    NotOwned { key: String, reason: String },
     #[error(
         "{key} is {size} bytes, over the limit of {limit} bytes per object (serve --max-object-bytes)"
     )]

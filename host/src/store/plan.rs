@@ -57,6 +57,25 @@ fn check_revision(
     }
 }
 
+/// A reactor's apply (one with an owner) creates an object or changes its own child, never an
+/// object someone else created.
+fn check_owner(request: &ApplyRequest, existing: Option<&Object>) -> Result<(), StoreError> {
+    let (Some(owner), Some(current)) = (&request.owner, existing) else {
+        return Ok(());
+    };
+    match &current.meta.owner {
+        Some(held) if held.same_place(owner) => Ok(()),
+        Some(held) => Err(StoreError::NotOwned {
+            key: request.key().to_string(),
+            reason: format!("it is owned by {held}, and an object has one owner"),
+        }),
+        None => Err(StoreError::NotOwned {
+            key: request.key().to_string(),
+            reason: "it was not created by a reactor, so no reactor may take it over".into(),
+        }),
+    }
+}
+
 fn require<'a>(
     kind: &str,
     name: &str,
@@ -75,6 +94,7 @@ pub fn plan_apply(
 ) -> Result<Option<Change>, StoreError> {
     request.validate()?;
     check_revision(request.key().as_str(), existing, request.expected_revision)?;
+    check_owner(request, existing)?;
     let Some(current) = existing else {
         let stamp = now();
         return Ok(Some(Change::created(Object {
@@ -91,16 +111,20 @@ pub fn plan_apply(
                 updated: stamp,
                 finalizers: Vec::new(),
                 deleting: false,
+                owner: request.owner.clone(),
             },
         })));
     };
     let spec_changed = current.spec != request.spec;
-    if !spec_changed && current.labels == request.labels {
+    // An owner created again under its name takes its predecessor's child over.
+    let owner = request.owner.clone().or_else(|| current.meta.owner.clone());
+    if !spec_changed && current.labels == request.labels && current.meta.owner == owner {
         return Ok(None);
     }
     let mut next = current.clone();
     next.labels = request.labels.clone();
     next.spec = request.spec.clone();
+    next.meta.owner = owner;
     next.meta.generation += u64::from(spec_changed);
     next.meta.updated = now();
     Ok(Some(Change::updated(next)))
@@ -177,7 +201,57 @@ mod tests {
             labels: Default::default(),
             spec,
             expected_revision: None,
+            owner: None,
         }
+    }
+
+    fn owner(name: &str, uid: &str) -> crate::object::Owner {
+        crate::object::Owner {
+            kind: "Tenant".into(),
+            name: name.into(),
+            uid: uid.into(),
+            component: "tenant".into(),
+        }
+    }
+
+    #[test]
+    fn an_owned_object_has_one_owner_and_users_keep_it() {
+        let mut by_a = request(json!(1));
+        by_a.owner = Some(owner("a", "u1"));
+        let child = committed(plan_apply(None, &by_a).expect("ok").expect("created"), 1);
+        assert_eq!(child.meta.owner, Some(owner("a", "u1")));
+        // The owner again: allowed; a new incarnation of it takes the child over.
+        assert_eq!(plan_apply(Some(&child), &by_a).expect("same owner"), None);
+        let mut reborn = by_a.clone();
+        reborn.owner = Some(owner("a", "u2"));
+        let moved = plan_apply(Some(&child), &reborn)
+            .expect("ok")
+            .expect("change");
+        assert_eq!(moved.object.meta.owner, Some(owner("a", "u2")));
+        // Another owner: refused, nothing planned.
+        let mut by_b = request(json!(2));
+        by_b.owner = Some(owner("b", "u3"));
+        let refused = plan_apply(Some(&child), &by_b).expect_err("stealing");
+        assert!(
+            refused.to_string().contains("owned by Tenant/a"),
+            "{refused}"
+        );
+        // A user's apply keeps the owner.
+        let edited = plan_apply(Some(&child), &request(json!(3)))
+            .expect("ok")
+            .expect("change");
+        assert_eq!(edited.object.meta.owner, Some(owner("a", "u1")));
+        // A reactor cannot take over what a user created.
+        let users = committed(
+            plan_apply(None, &request(json!(1)))
+                .expect("ok")
+                .expect("c"),
+            2,
+        );
+        assert!(matches!(
+            plan_apply(Some(&users), &by_a),
+            Err(StoreError::NotOwned { .. })
+        ));
     }
 
     fn committed(change: Change, revision: Revision) -> Object {

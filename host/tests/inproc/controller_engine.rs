@@ -47,6 +47,7 @@ impl Recorder {
                 kinds: vec!["Thing".into()],
                 resync: None,
                 handles_delete,
+                watches: Vec::new(),
             },
             calls: Mutex::new(Vec::new()),
             in_flight: Mutex::new(HashSet::new()),
@@ -144,6 +145,7 @@ fn thing(name: &str, spec: serde_json::Value) -> ApplyRequest {
         labels: Default::default(),
         spec,
         expected_revision: None,
+        owner: None,
     }
 }
 

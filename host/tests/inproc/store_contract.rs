@@ -19,6 +19,7 @@ pub fn request(kind: &str, name: &str, spec: serde_json::Value) -> ApplyRequest 
         labels: Default::default(),
         spec,
         expected_revision: None,
+        owner: None,
     }
 }
 

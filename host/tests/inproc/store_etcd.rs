@@ -312,6 +312,7 @@ async fn two_processes_writing_one_object_in_turn_see_each_others_writes() {
     assert_eq!(third[0].object.meta.uid, first[0].object.meta.uid);
     let stale = reactor_host::object::ApplyRequest {
         expected_revision: Some(second[0].object.meta.revision),
+        owner: None,
         ..request("Item", "x", json!({"v": 4}))
     };
     let refused = b.apply(vec![stale]).await.map(|_| ());

@@ -52,6 +52,7 @@ async fn run_ops(store: &EmbeddedStore, ops: &[Op]) -> History {
                         labels: Default::default(),
                         spec: spec.clone(),
                         expected_revision: None,
+                        owner: None,
                     }])
                     .await
                     .expect("apply");

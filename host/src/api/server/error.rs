@@ -20,6 +20,7 @@ impl ApiError {
             ErrorCode::Conflict => StatusCode::CONFLICT,
             ErrorCode::Compacted => StatusCode::GONE,
             ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
+            ErrorCode::Forbidden => StatusCode::FORBIDDEN,
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         };
         Self {
@@ -35,6 +36,12 @@ impl ApiError {
         Self::new(ErrorCode::Invalid, message)
     }
 
+    /// The same error, said of document `index` (counted from 1) of a multi-document apply.
+    pub fn in_document(mut self, index: usize) -> Self {
+        self.body.error = format!("document {index}: {}", self.body.error);
+        self
+    }
+
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::NotFound, message)
     }
@@ -45,6 +52,7 @@ pub fn code_of(error: &StoreError) -> ErrorCode {
     match error.root() {
         StoreError::NotFound { .. } => ErrorCode::NotFound,
         StoreError::Conflict { .. } | StoreError::ConflictMissing { .. } => ErrorCode::Conflict,
+        StoreError::NotOwned { .. } => ErrorCode::Forbidden,
         StoreError::Compacted { .. } => ErrorCode::Compacted,
         StoreError::Invalid(_) | StoreError::TooLarge { .. } | StoreError::Future { .. } => {
             ErrorCode::Invalid

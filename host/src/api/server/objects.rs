@@ -2,8 +2,11 @@
 
 use super::body::JsonBody;
 use super::{ApiError, AppState};
+use crate::api::wire::ErrorCode;
 use crate::api::wire::{AppliedBody, ApplyBody, StatusBody};
-use crate::object::{ApplyRequest, Object, Revision, Selector, validate_kind, validate_name};
+use crate::object::{
+    ApplyRequest, Object, Revision, Selector, is_reserved, validate_kind, validate_name,
+};
 use crate::store::{Listing, StoreError};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
@@ -20,6 +23,18 @@ fn check(kind: &str, name: Option<&str>) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// API clients never write the host's own kinds (items, reports, agents): they are changed
+/// only through the host's paths (reactors' `nimbus` import, agents' registration).
+fn check_writable(kind: &str) -> Result<(), ApiError> {
+    if is_reserved(kind) {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            format!("kind {kind} is reserved to the host: it is written only by the host itself"),
+        ));
+    }
+    Ok(())
+}
+
 pub async fn apply_many(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<ApplyBody>,
@@ -28,6 +43,7 @@ pub async fn apply_many(
         request
             .validate()
             .map_err(|e| StoreError::in_document(i + 1, e.into()))?;
+        check_writable(&request.kind).map_err(|e| e.in_document(i + 1))?;
     }
     if let Some(admission) = &state.admission {
         admission.admit(&body.objects).await?;
@@ -42,6 +58,7 @@ pub async fn apply_one(
     body: Result<JsonBody<Object>, ApiError>,
 ) -> Answer<Object> {
     check(&kind, Some(&name))?;
+    check_writable(&kind)?;
     let JsonBody(object) = body?;
     if object.kind != kind || object.name != name {
         return Err(ApiError::invalid(format!(
@@ -108,6 +125,7 @@ pub async fn delete(
     query: Result<Query<RevisionQuery>, QueryRejection>,
 ) -> Answer<Option<Object>> {
     check(&kind, Some(&name))?;
+    check_writable(&kind)?;
     let Query(query) = query?;
     Ok(Json(
         state.store.delete(&kind, &name, query.revision).await?,
@@ -120,6 +138,7 @@ pub async fn set_status(
     body: Result<JsonBody<StatusBody>, ApiError>,
 ) -> Answer<Object> {
     check(&kind, Some(&name))?;
+    check_writable(&kind)?;
     let JsonBody(body) = body?;
     Ok(Json(
         state

@@ -1,0 +1,42 @@
+//! Who owns an object, and which kinds belong to the host alone.
+
+use serde::{Deserialize, Serialize};
+
+/// The object whose reactor callback applied an object through the store import, and the
+/// component that ran the callback. An owned object is deleted when its owner goes, and only
+/// its owner's reactor may change or delete it through the store import.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Owner {
+    pub kind: String,
+    pub name: String,
+    /// The owner's uid: an owner deleted and created again under its name is another owner.
+    pub uid: String,
+    pub component: String,
+}
+
+impl Owner {
+    /// Whether `other` is the same owner, perhaps in another incarnation (another uid).
+    pub fn same_place(&self, other: &Owner) -> bool {
+        self.kind == other.kind && self.name == other.name && self.component == other.component
+    }
+}
+
+impl std::fmt::Display for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{} (component {})",
+            self.kind, self.name, self.component
+        )
+    }
+}
+
+/// Kinds the host keeps its own state under: written only by the host's own paths, never by
+/// API clients or guests, and never a reactor's kind.
+pub const RESERVED_KINDS: [&str; 3] = ["NimbusItem", "NimbusReport", "Agent"];
+
+/// Whether `kind` is one of the host's own.
+pub fn is_reserved(kind: &str) -> bool {
+    RESERVED_KINDS.contains(&kind)
+}

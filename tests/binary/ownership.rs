@@ -1,0 +1,227 @@
+//! Secondary watches, ownership and garbage collection through the real binary, with the
+//! Tenant example (examples/tenant-rust): a Tenant names a Plan (a reference) and owns one
+//! TenantNamespace per namespace. The host runs the Tenant again when its Plan appears or
+//! changes and when a child is changed by anyone else, refuses to let an object be taken
+//! from its owner, keeps the host's own kinds from API clients, and deletes the children
+//! when the Tenant goes — also across a kill -9.
+
+use reactor_testkit::policy::apply;
+use reactor_testkit::{Agent, Host, assert_fails_with, eventually, get_json, install, stderr};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const REACTOR: &str = "tenant-rust";
+
+fn tenant_host(data: &Path) -> Host {
+    install(REACTOR, &data.join("components"));
+    let host = Host::start(data, &[]);
+    host.wait_ready(REACTOR);
+    host
+}
+
+fn plan(name: &str, cpu: i64) -> String {
+    format!("kind: Plan\nname: {name}\nspec: {{cpu: {cpu}}}\n")
+}
+
+fn tenant(name: &str, plan: &str, namespaces: &[&str]) -> String {
+    format!(
+        "kind: Tenant\nname: {name}\nspec: {{plan: {plan}, namespaces: [{}], selector: {{role: edge}}}}\n",
+        namespaces.join(", ")
+    )
+}
+
+/// The TenantNamespace objects, by name.
+fn children(host: &Host) -> Vec<Value> {
+    let listing = get_json(host, &["TenantNamespace"]);
+    listing["items"].as_array().cloned().unwrap_or_default()
+}
+
+fn child_names(host: &Host) -> BTreeSet<String> {
+    children(host)
+        .iter()
+        .filter_map(|c| c["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn names(list: &[&str]) -> BTreeSet<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn reconcile_error(host: &Host, kind: &str, name: &str) -> Option<String> {
+    let object = host.object(kind, name)?;
+    object["status"]["reconcile"][REACTOR]["lastError"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+#[test]
+fn a_tenant_follows_its_plan_owns_its_namespaces_and_takes_them_along() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = tenant_host(&tmp.path().join("data"));
+    let agent = Agent::start(&host, tmp.path(), "edge-1", &["role=edge"]);
+
+    // Applied before its Plan: not ready, and not retried (the reactor returned done).
+    apply(&host, &tenant("acme", "gold", &["dev", "prod"]));
+    let status = eventually("acme waits for its plan", 30, || {
+        let status = host.object("Tenant", "acme")?["status"].clone();
+        (status["ready"] == false).then_some(status)
+    });
+    assert_eq!(status["reason"], "PlanNotFound");
+    assert!(
+        status["reconcile"][REACTOR]["nextRetry"].is_null(),
+        "{status}"
+    );
+    assert!(child_names(&host).is_empty());
+
+    // The Plan appears: the Tenant runs again at once (no resync, no retry is pending).
+    let started = std::time::Instant::now();
+    apply(&host, &plan("gold", 2));
+    eventually("acme is ready", 30, || {
+        let status = host.object("Tenant", "acme")?["status"].clone();
+        (status["ready"] == true && status["namespaces"] == 2).then_some(())
+    });
+    eprintln!("plan applied -> tenant ready in {:?}", started.elapsed());
+    let acme = host.object("Tenant", "acme").expect("acme");
+    let owned = children(&host);
+    assert_eq!(owned.len(), 2, "{owned:?}");
+    for child in &owned {
+        assert_eq!(child["spec"]["cpu"], 2);
+        assert_eq!(
+            child["meta"]["owner"],
+            json!({"kind": "Tenant", "name": "acme", "uid": acme["meta"]["uid"], "component": REACTOR}),
+            "get shows the owner"
+        );
+    }
+    let items = |list: &[&str]| -> BTreeSet<String> {
+        list.iter().map(|ns| format!("tenant/acme/{ns}")).collect()
+    };
+    eventually("the agent holds one item per namespace", 30, || {
+        (agent.applied() == items(&["dev", "prod"])).then_some(())
+    });
+
+    // A Plan change runs every Tenant naming it.
+    apply(&host, &plan("gold", 4));
+    eventually("the children follow the plan", 30, || {
+        children(&host)
+            .iter()
+            .all(|c| c["spec"]["cpu"] == 4)
+            .then_some(())
+    });
+
+    // A child deleted by hand comes back; one edited by hand is restored.
+    let before = host
+        .object("TenantNamespace", "acme-dev")
+        .expect("acme-dev");
+    let out = host.cli(&["delete", "TenantNamespace", "acme-dev"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    eventually("acme-dev is back", 30, || {
+        let back = host.object("TenantNamespace", "acme-dev")?;
+        (back["meta"]["uid"] != before["meta"]["uid"]).then_some(())
+    });
+    apply(
+        &host,
+        "kind: TenantNamespace\nname: acme-prod\nlabels: {tenant: acme}\nspec: {tenant: acme, namespace: prod, cpu: 99}\n",
+    );
+    eventually("acme-prod is restored", 30, || {
+        let child = host.object("TenantNamespace", "acme-prod")?;
+        (child["spec"]["cpu"] == 4 && child["meta"]["owner"]["name"] == "acme").then_some(())
+    });
+
+    // A namespace no longer listed: its child and its item go.
+    apply(&host, &tenant("acme", "gold", &["dev"]));
+    eventually("only acme-dev is left", 30, || {
+        (child_names(&host) == names(&["acme-dev"]) && agent.applied() == items(&["dev"]))
+            .then_some(())
+    });
+
+    // The Tenant goes: on-delete only unpublishes, the host collects the children.
+    let out = host.cli(&["delete", "Tenant", "acme"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    eventually("children collected, items withdrawn", 30, || {
+        (child_names(&host).is_empty()
+            && agent.applied().is_empty()
+            && host.object("Tenant", "acme").is_none())
+        .then_some(())
+    });
+    assert!(
+        host.object("Plan", "gold").is_some(),
+        "a referenced Plan is not owned"
+    );
+}
+
+#[test]
+fn an_owned_object_is_not_taken_and_host_kinds_are_not_written_by_clients() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = tenant_host(&tmp.path().join("data"));
+    apply(&host, &plan("gold", 1));
+    // Tenant a-b owns a-b-c; Tenant a with namespace b-c would need the same child.
+    apply(&host, &tenant("a-b", "gold", &["c"]));
+    eventually("a-b-c exists", 30, || {
+        host.object("TenantNamespace", "a-b-c").map(|_| ())
+    });
+    apply(&host, &tenant("a", "gold", &["b-c"]));
+    let error = eventually("Tenant a is refused the child", 30, || {
+        reconcile_error(&host, "Tenant", "a")
+    });
+    assert!(error.contains("owned by Tenant/a-b"), "{error}");
+    let child = host.object("TenantNamespace", "a-b-c").expect("a-b-c");
+    assert_eq!(
+        child["meta"]["owner"]["name"], "a-b",
+        "the owner is unchanged"
+    );
+
+    // An object a user created is not taken over either.
+    apply(
+        &host,
+        "kind: TenantNamespace\nname: x-y\nspec: {tenant: someone, namespace: y, cpu: 0}\n",
+    );
+    apply(&host, &tenant("x", "gold", &["y"]));
+    let error = eventually("Tenant x is refused the user's object", 30, || {
+        reconcile_error(&host, "Tenant", "x")
+    });
+    assert!(error.contains("not created by a reactor"), "{error}");
+    let mine = host.object("TenantNamespace", "x-y").expect("x-y");
+    assert!(mine["meta"]["owner"].is_null(), "{mine}");
+    assert_eq!(mine["spec"]["tenant"], "someone");
+
+    // The host's own kinds: refused to API clients, with one line naming the kind.
+    let out = host.cli_with_stdin(
+        &["apply", "-f", "-"],
+        Some("kind: NimbusItem\nname: forged\nspec: {key: x, value: 1}\n"),
+    );
+    assert_fails_with(&out, &["kind NimbusItem is reserved to the host"]);
+    let out = host.cli(&["delete", "Agent", "anyone"]);
+    assert_fails_with(&out, &["kind Agent is reserved to the host"]);
+}
+
+#[test]
+fn owners_deleted_around_a_kill_9_leave_no_children() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let mut host = tenant_host(&data);
+    apply(&host, &plan("gold", 1));
+    let tenants: Vec<String> = (0..8).map(|i| format!("t{i}")).collect();
+    let all: String = tenants
+        .iter()
+        .map(|t| tenant(t, "gold", &["a", "b", "c"]))
+        .collect::<Vec<_>>()
+        .join("---\n");
+    apply(&host, &all);
+    eventually("24 children", 60, || {
+        (children(&host).len() == 24).then_some(())
+    });
+
+    // Delete every Tenant and kill the server before it can have collected everything.
+    for t in &tenants {
+        let out = host.cli(&["delete", "Tenant", t]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    host.kill9();
+    let host = Host::start(&data, &[]);
+    host.wait_ready(REACTOR);
+    eventually("no tenant and no child is left", 60, || {
+        (children(&host).is_empty() && tenants.iter().all(|t| host.object("Tenant", t).is_none()))
+            .then_some(())
+    });
+}
