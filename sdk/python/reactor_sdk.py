@@ -160,6 +160,16 @@ def apply(kind: str, name: str, spec_value: Any, labels_value: Optional[Dict[str
     return _store.apply(obj)
 
 
+def delete(kind: str, name: str) -> bool:
+    """Deletes a child object of the primary object; `False` when it did not exist."""
+    return _store.delete(kind, name)
+
+
+def owner(obj):
+    """The object that owns `obj` (kind, name, uid, component), or `None`."""
+    return obj.meta.owner if obj.meta is not None else None
+
+
 def publish(
     key: str,
     value: Any,

@@ -14,9 +14,19 @@ use std::path::Path;
 const REACTOR: &str = "tenant-rust";
 
 fn tenant_host(data: &Path) -> Host {
-    install(REACTOR, &data.join("components"));
+    host_of(REACTOR, data)
+}
+
+fn host_of(reactor: &str, data: &Path) -> Host {
+    install(reactor, &data.join("components"));
     let host = Host::start(data, &[]);
-    host.wait_ready(REACTOR);
+    // A Python build compiles for up to a minute in a debug build.
+    eventually(&format!("{reactor} is ready"), 240, || {
+        reactor_testkit::stdout(&host.cli(&["components"]))
+            .lines()
+            .any(|l| l.starts_with(&format!("{reactor} ")) && l.contains("ready"))
+            .then_some(())
+    });
     host
 }
 
@@ -57,8 +67,13 @@ fn reconcile_error(host: &Host, kind: &str, name: &str) -> Option<String> {
 
 #[test]
 fn a_tenant_follows_its_plan_owns_its_namespaces_and_takes_them_along() {
+    tenant_flow(REACTOR);
+}
+
+/// The Tenant example's whole story with `reactor` (tenant-rust or tenant-python).
+pub(crate) fn tenant_flow(reactor: &str) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let host = tenant_host(&tmp.path().join("data"));
+    let host = host_of(reactor, &tmp.path().join("data"));
     let agent = Agent::start(&host, tmp.path(), "edge-1", &["role=edge"]);
 
     // Applied before its Plan: not ready, and not retried (the reactor returned done).
@@ -69,7 +84,7 @@ fn a_tenant_follows_its_plan_owns_its_namespaces_and_takes_them_along() {
     });
     assert_eq!(status["reason"], "PlanNotFound");
     assert!(
-        status["reconcile"][REACTOR]["nextRetry"].is_null(),
+        status["reconcile"][reactor]["nextRetry"].is_null(),
         "{status}"
     );
     assert!(child_names(&host).is_empty());
@@ -89,7 +104,7 @@ fn a_tenant_follows_its_plan_owns_its_namespaces_and_takes_them_along() {
         assert_eq!(child["spec"]["cpu"], 2);
         assert_eq!(
             child["meta"]["owner"],
-            json!({"kind": "Tenant", "name": "acme", "uid": acme["meta"]["uid"], "component": REACTOR}),
+            json!({"kind": "Tenant", "name": "acme", "uid": acme["meta"]["uid"], "component": reactor}),
             "get shows the owner"
         );
     }
