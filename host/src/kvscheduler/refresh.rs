@@ -4,9 +4,9 @@
 use super::api::{
     DescriptorError, Key, RetrievedValue, Value, ValueOrigin, ValueState, ValueStatus,
 };
+use super::executor::Executor;
 use super::graph::Graph;
 use super::registry::Registry;
-use super::txn::Executor;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What each descriptor that can retrieve found, by descriptor name.

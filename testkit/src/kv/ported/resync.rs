@@ -142,11 +142,11 @@ fn previous_life(base: [&'static str; 3]) -> Vec<Step> {
         };
         steps.push(Step::new(
             "initial content of the SB",
-            sb_preset(key, array(&["item1"]), Some(&metadata), false),
+            sb_preset(key, array(&["item1"]), Some(&metadata)),
         ));
         steps.push(Step::new(
             "initial content of the SB (derived)",
-            sb_preset(&format!("{key}/item1"), string("item1"), None, true),
+            sb_preset(&format!("{key}/item1"), string("item1"), None),
         ));
     }
     steps
@@ -231,7 +231,6 @@ fn resync_not_removing_sb_values() -> Scenario {
                     key: A1.to_owned(),
                     value: Some(string("base-value1")),
                     from_sb: true,
-                    derived: false,
                     metadata: None,
                 },
             ),
@@ -338,7 +337,7 @@ fn resync_with_retry() -> Scenario {
         steps: vec![
             Step::new(
                 "initial content of the SB",
-                sb_preset(A1, array(&[]), Some("0"), false),
+                sb_preset(A1, array(&[]), Some("0")),
             ),
             Step::new(
                 "the create of A1/item2 fails, and leaves A1 with item1 only",
