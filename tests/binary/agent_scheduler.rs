@@ -233,6 +233,166 @@ fn a_reverted_transaction_of_local_values_is_not_kept_for_a_restart() {
     assert_eq!(agent.status("vpp/route/r1")["state"], "NONEXISTENT");
 }
 
+/// Reads `GET /scheduler/status/watch` into `seen` as it streams (raw HTTP: the lines are
+/// looked for in the bytes, chunk framing and all).
+async fn watch_statuses(
+    url: String,
+    token: String,
+    seen: std::sync::Arc<parking_lot::Mutex<String>>,
+) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = url.trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&addr).await?;
+    let request = format!(
+        "GET /scheduler/status/watch HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await?;
+    let mut buffer = [0u8; 4096];
+    loop {
+        let read = stream.read(&mut buffer).await?;
+        if read == 0 {
+            return Ok(());
+        }
+        seen.lock()
+            .push_str(&String::from_utf8_lossy(&buffer[..read]));
+    }
+}
+
+/// Ligato's API beside the transactions: a simulated transaction, dumps by view,
+/// descriptor and key prefix, history by time with descriptions, record flags, and the
+/// status watch, all through a real agent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_api_simulates_dumps_by_view_keeps_history_by_time_and_streams_statuses() {
+    use reactor_host::agent::http::TxnRequest;
+    use reactor_host::kvscheduler::{DumpFilter, DumpView};
+    use reactor_testkit::kv::args::{MockDescArgs, array};
+    use reactor_testkit::kv::{AgentHarness, Harness};
+    let (a1, a1_item, b1) = (
+        "/prefixA/base-value1",
+        "/prefixA/base-value1/item1",
+        "/prefixB/base-value1",
+    );
+    let mut harness = AgentHarness::new().expect("harness");
+    harness
+        .start(&[
+            MockDescArgs::new("descriptor1", "/prefixA/").derived(),
+            MockDescArgs::new("descriptor2", "/prefixB/").depends(b1, &["/prefixC/never"]),
+        ])
+        .await
+        .expect("agent");
+    let (url, token) = harness.api().expect("started");
+    let seen = std::sync::Arc::new(parking_lot::Mutex::new(String::new()));
+    let watch = tokio::spawn(watch_statuses(url, token, seen.clone()));
+    let client = harness.client().expect("client").clone();
+    let before = harness.history().await.expect("history").len();
+
+    // A simulation plans, and changes nothing.
+    let mut request = TxnRequest {
+        simulate: true,
+        ..TxnRequest::default()
+    };
+    request.values.insert(a1.into(), Some(array(&["item1"])));
+    let simulated = client.txn(&request).await.expect("simulate").record;
+    assert!(simulated.with_simulation);
+    assert!(simulated.executed.is_empty());
+    let planned: Vec<String> = simulated
+        .planned
+        .iter()
+        .map(reactor_testkit::kv::op_line)
+        .collect();
+    assert_eq!(
+        planned,
+        [
+            format!("create {a1} NONEXISTENT->CONFIGURED"),
+            format!("create {a1_item} NONEXISTENT->CONFIGURED derived"),
+        ]
+    );
+    assert!(harness.southbound().await.expect("sb").is_empty());
+    assert_eq!(harness.history().await.expect("history").len(), before);
+    assert_eq!(
+        harness.status(a1).await.expect("status").state.to_string(),
+        "NONEXISTENT"
+    );
+
+    // The real thing, described; a value waiting for a dependency is a NOOP.
+    request.simulate = false;
+    request.description = "first values".into();
+    request.values.insert(b1.into(), Some(array(&[])));
+    let record = client.txn(&request).await.expect("txn").record;
+    let waiting = record
+        .executed
+        .iter()
+        .find(|op| op.key == b1)
+        .expect("b1 recorded");
+    assert!(waiting.noop, "{waiting:?}");
+    assert_eq!(waiting.new_state.to_string(), "PENDING");
+
+    // Dumps by view, descriptor and key prefix.
+    let nb = client
+        .dump_filtered(&DumpFilter {
+            view: Some(DumpView::Nb),
+            descriptor: Some("descriptor1".into()),
+            key_prefix: None,
+        })
+        .await
+        .expect("NB dump");
+    assert_eq!(nb.desired, vec![(a1.to_owned(), array(&["item1"]))]);
+    assert!(nb.retrieved.is_empty() && nb.cached.is_empty());
+    let cached = client
+        .dump_filtered(&DumpFilter {
+            view: Some(DumpView::Cached),
+            descriptor: None,
+            key_prefix: Some(format!("{a1}/")),
+        })
+        .await
+        .expect("cached dump");
+    let keys: Vec<&str> = cached.cached.iter().map(|s| s.key.as_str()).collect();
+    assert_eq!(keys, [a1_item]);
+    let sb = client
+        .dump_filtered(&DumpFilter {
+            view: Some(DumpView::Sb),
+            descriptor: Some("descriptor1".into()),
+            key_prefix: None,
+        })
+        .await
+        .expect("SB dump");
+    let keys: Vec<&str> = sb.retrieved.iter().map(|s| s.key.as_str()).collect();
+    assert_eq!(keys, [a1], "retrieve returns base values");
+
+    // History by time: the transaction is within the last hour, none is in the next one.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let recent = client
+        .history_between(Some(now - 3600), Some(now + 1))
+        .await
+        .expect("history");
+    assert!(
+        recent.iter().any(|r| r.description == "first values"),
+        "{recent:?}"
+    );
+    let later = client
+        .history_between(Some(now + 3600), None)
+        .await
+        .expect("history");
+    assert!(later.is_empty(), "{later:?}");
+
+    // The watch streamed each value's new status.
+    let configured = format!(r#""key":"{a1}","state":"CONFIGURED""#);
+    let pending = format!(r#""key":"{b1}","state":"PENDING""#);
+    reactor_testkit::eventually_async(
+        "the watch shows a1 CONFIGURED and b1 PENDING",
+        std::time::Duration::from_secs(30),
+        || {
+            let seen = seen.lock();
+            (seen.contains(&configured) && seen.contains(&pending)).then_some(())
+        },
+    )
+    .await;
+    watch.abort();
+}
+
 /// Plays a ported scenario on an agent; a failure shows the agent's log.
 async fn play(name: &str) {
     let scenario = reactor_testkit::kv::ported::named(name);

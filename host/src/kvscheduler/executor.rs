@@ -28,6 +28,8 @@ pub struct Executor<'a> {
     /// Values being re-created: operations on them and their derived values are recorded
     /// as part of the re-creation.
     recreating: Vec<Key>,
+    /// Keys deleted by a re-creation: creating them again is part of it.
+    recreated: HashSet<Key>,
     pub retry: Option<RetryOptions>,
     pub ops: Vec<RecordedOp>,
     /// Requested values processed so far, with what was wanted before: what a revert
@@ -50,6 +52,7 @@ impl<'a> Executor<'a> {
             reverting: false,
             retrying: false,
             recreating: Vec::new(),
+            recreated: HashSet::new(),
             retry: None,
             ops: Vec::new(),
             processed: Vec::new(),
@@ -637,7 +640,17 @@ impl<'a> Executor<'a> {
             }
             None => (ValueState::Removed, None, false),
         };
-        let is_recreate = self.in_recreation(key);
+        // As Ligato: a re-creation's deletes, and the creates of what they deleted (a
+        // derived value new with the re-created value is only created).
+        let is_recreate = self.in_recreation(key)
+            && match operation {
+                Operation::Delete => {
+                    self.recreated.insert(key.to_owned());
+                    true
+                }
+                Operation::Create => self.recreated.contains(key),
+                Operation::Update => false,
+            };
         self.ops.push(RecordedOp {
             key: key.to_owned(),
             operation,

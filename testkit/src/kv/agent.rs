@@ -37,16 +37,24 @@ impl AgentHarness {
         })
     }
 
-    fn client(&self) -> anyhow::Result<&SchedulerClient> {
+    /// The client of the agent's API, once started.
+    pub fn client(&self) -> anyhow::Result<&SchedulerClient> {
         self.client
             .as_ref()
             .ok_or_else(|| anyhow::anyhow!("the agent was not started"))
     }
 
-    fn sb(&self) -> anyhow::Result<&FileSouthbound> {
+    /// The mock southbound's state file, once started.
+    pub fn sb(&self) -> anyhow::Result<&FileSouthbound> {
         self.sb
             .as_ref()
             .ok_or_else(|| anyhow::anyhow!("the agent was not started"))
+    }
+
+    /// The agent's API address and token, once started.
+    pub fn api(&self) -> Option<(String, String)> {
+        let agent = self.agent.as_ref()?;
+        Some((agent.api_url(), agent.token.clone()))
     }
 
     /// The agent's log, to show beside a failure.

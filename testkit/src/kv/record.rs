@@ -32,8 +32,8 @@ impl TxnExpect {
 }
 
 /// One operation of a record: operation, key, previous and new state, then its flags
-/// (`derived`, `was-pending`, `recreate`, `revert`, `retry`, `noop`) and ` ! ERROR` if it
-/// failed.
+/// (`derived`, `recreate`, `revert`, `retry`, `noop`) and ` ! ERROR` if it failed. (Was
+/// PENDING is the previous state.)
 pub fn op_line(op: &RecordedOp) -> String {
     let operation = serde_json::to_value(op.operation)
         .ok()
@@ -42,7 +42,6 @@ pub fn op_line(op: &RecordedOp) -> String {
     let mut line = format!("{operation} {} {}->{}", op.key, op.prev_state, op.new_state);
     let flags = [
         (op.derived, "derived"),
-        (op.was_pending, "was-pending"),
         (op.is_recreate, "recreate"),
         (op.is_revert, "revert"),
         (op.is_retry, "retry"),

@@ -2,9 +2,11 @@
 
 use super::{D1, D2, D3, PREFIX_A, PREFIX_B, PREFIX_C};
 use crate::kv::args::{MockDescArgs, array, string};
+use crate::kv::record::TxnExpect;
 use crate::kv::scenario::{
     Action, Scenario, Step, plan_error, resync, resync_retry, sb_preset, wait,
 };
+use reactor_host::kvscheduler::TxnType::{FullResync, RetryFailedOps};
 use reactor_host::kvscheduler::ValueState::*;
 use std::time::Duration;
 
@@ -196,7 +198,22 @@ fn resync_with_non_empty_sb() -> Scenario {
             (A3, Configured),
             (A3_1, Configured),
             (A3_2, Configured),
-        ]),
+        ])
+        .records(vec![TxnExpect::new(
+            FullResync,
+            &[
+                &format!("delete {A3_1} DISCOVERED->REMOVED derived recreate"),
+                &format!("delete {A3} DISCOVERED->REMOVED recreate"),
+                &format!("create {A3} REMOVED->CONFIGURED recreate"),
+                &format!("create {A3_1} NONEXISTENT->CONFIGURED derived recreate"),
+                &format!("create {A3_2} NONEXISTENT->CONFIGURED derived"),
+                &format!("delete {A1_1} DISCOVERED->REMOVED derived"),
+                &format!("update {A1} DISCOVERED->CONFIGURED"),
+                &format!("create {A1_2} NONEXISTENT->CONFIGURED derived"),
+                &format!("update {A2} DISCOVERED->CONFIGURED"),
+                &format!("create {A2_2} NONEXISTENT->PENDING derived noop"),
+            ],
+        )]),
     );
     Scenario {
         name: "resync_with_non_empty_sb",
@@ -380,7 +397,17 @@ fn resync_with_retry() -> Scenario {
                 (A1_1, string("item1")),
                 (A1_2, string("item2")),
             ])
-            .states(&[(A1, Configured), (A1_1, Configured), (A1_2, Configured)]),
+            .states(&[(A1, Configured), (A1_1, Configured), (A1_2, Configured)])
+            .records(vec![
+                TxnExpect::new(
+                    RetryFailedOps,
+                    &[
+                        &format!("update {A1} CONFIGURED->CONFIGURED retry"),
+                        &format!("create {A1_2} RETRYING->CONFIGURED derived retry"),
+                    ],
+                )
+                .as_planned(),
+            ]),
         ],
     }
 }
