@@ -597,6 +597,9 @@ impl<'a> Executor<'a> {
 
     /// Whether `key` is, or is derived from, a value being re-created.
     fn in_recreation(&self, key: &str) -> bool {
+        if self.recreating.is_empty() {
+            return false;
+        }
         let mut at = Some(key.to_owned());
         for _ in 0..64 {
             let Some(current) = at else {
