@@ -109,8 +109,8 @@ struct DumpQuery {
 }
 
 #[derive(Clone)]
-pub(super) struct AgentApi {
-    pub(super) scheduler: KvScheduler,
+struct AgentApi {
+    scheduler: KvScheduler,
     local: Arc<LocalValues>,
     runtime: Runtime,
     best_effort: TxnOptions,
@@ -133,7 +133,7 @@ pub fn router(
     let api = Router::new()
         .route("/scheduler/dump", get(dump))
         .route("/scheduler/status", get(status))
-        .route("/scheduler/status/watch", get(super::watch::status_watch))
+        .route("/scheduler/status/watch", get(status_watch))
         .route("/scheduler/txn-history", get(history))
         .route("/scheduler/key-timeline", get(timeline))
         .route("/scheduler/graph", get(graph))
@@ -204,6 +204,10 @@ async fn timeline(
         .key
         .ok_or_else(|| ApiError::invalid("key-timeline needs ?key=KEY"))?;
     Ok(Json(api.scheduler.timeline(&key).await))
+}
+
+async fn status_watch(State(api): State<AgentApi>) -> axum::response::Response {
+    super::watch::status_watch(api.scheduler).await
 }
 
 async fn graph(State(api): State<AgentApi>) -> Json<Vec<crate::kvscheduler::GraphNode>> {

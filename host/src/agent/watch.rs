@@ -1,11 +1,9 @@
 //! `GET /scheduler/status/watch`: value statuses as newline-delimited JSON, every value's
 //! first, then each value a transaction touched as it completes (Ligato's status watch).
 
-use super::http::AgentApi;
 use super::scheduler_applier::touched;
 use crate::kvscheduler::{KvScheduler, TxnRecord, ValueStatus};
 use axum::body::Body;
-use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use std::collections::VecDeque;
@@ -41,8 +39,7 @@ impl Watch {
 }
 
 /// One status per line, as each is known.
-pub(super) async fn status_watch(State(api): State<AgentApi>) -> Response {
-    let scheduler = api.scheduler.clone();
+pub(super) async fn status_watch(scheduler: KvScheduler) -> Response {
     let records = scheduler.subscribe();
     let ready = scheduler.statuses().await.into();
     let watch = Watch {

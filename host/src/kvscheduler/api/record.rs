@@ -1,9 +1,25 @@
-//! What a transaction did, as Ligato records it: the values asked for, the operations
-//! planned and executed, each with its states and flags.
+//! What a transaction did, as Ligato records it: what started it, the values asked for,
+//! the operations planned and executed, each with its states and flags.
 
-use super::{Key, TxnType, Value, ValueState};
+use super::{Key, Value, ValueState};
 use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
+
+/// What started a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TxnType {
+    /// A change of desired state from the northbound.
+    NbTransaction,
+    /// A retry of operations that failed in best-effort mode.
+    RetryFailedOps,
+    /// A southbound notification (obtained value appeared, changed or went).
+    SbNotification,
+    /// The northbound's whole desired state, plus a refresh of the southbound.
+    FullResync,
+    /// A refresh of the southbound against the desired state already held.
+    DownstreamResync,
+}
 
 /// An operation on the southbound (Ligato's `TxnOperation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

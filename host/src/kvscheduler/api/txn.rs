@@ -1,24 +1,8 @@
-//! Transactions: what starts them, their options, and their errors.
+//! Transactions: their options, what a resync does, and their errors.
 
 use super::{Key, TxnRecord, Value};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-
-/// What started a transaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TxnType {
-    /// A change of desired state from the northbound.
-    NbTransaction,
-    /// A retry of operations that failed in best-effort mode.
-    RetryFailedOps,
-    /// A southbound notification (obtained value appeared, changed or went).
-    SbNotification,
-    /// The northbound's whole desired state, plus a refresh of the southbound.
-    FullResync,
-    /// A refresh of the southbound against the desired state already held.
-    DownstreamResync,
-}
 
 /// Retries of failed operations in best-effort mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
