@@ -1,6 +1,7 @@
 //! Agents applying through the KV scheduler with real descriptor components: items from
-//! Nimbus and values from the agent's own API, in dependency order, with drift repaired,
-//! and the seed's scenarios (ligato-kvscheduler-control-flows.md) end to end.
+//! Nimbus and values from the agent's own API, in dependency order, with drift repaired;
+//! and Ligato's scheduler tests (the ported scenario list of `reactor-testkit`) played
+//! through a real agent's API on the WASM mock descriptor.
 
 use reactor_testkit::Agent;
 use reactor_testkit::policy::{apply, policy, policy_host};
@@ -126,7 +127,7 @@ fn a_descriptor_swapped_while_running_takes_over_and_a_broken_file_leaves_the_ol
     agent.wait_state("policy/a/z", "CONFIGURED");
 }
 
-/// Every example descriptor of the seed's scenarios.
+/// Every example device descriptor.
 const DEVICE: &[&str] = &[
     "vpp-interface-descriptor",
     "vpp-address-descriptor",
@@ -186,221 +187,8 @@ fn txn_ok(agent: &Agent, puts: &[(&str, &str)], deletes: &[&str]) -> String {
     stdout(&out)
 }
 
-fn notify(agent: &Agent, key: &str, value: Option<&str>) -> String {
-    let mut args = vec!["notify", key];
-    args.extend(value);
-    let out = agent.scheduler(&args);
-    assert!(out.status.success(), "notify: {}", stderr(&out));
-    stdout(&out)
-}
-
-/// The position of the first operation line containing `needle` in a txn's output.
-fn position(text: &str, needle: &str) -> usize {
-    text.lines()
-        .position(|l| l.contains(needle))
-        .unwrap_or_else(|| panic!("no {needle:?} in:\n{text}"))
-}
-
 #[test]
-fn a_route_waits_for_its_interface_and_goes_before_it() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (_host, agent) = device_agent(tmp.path());
-    txn_ok(
-        &agent,
-        &[("vpp/route/r1", r#"{"interface":"tap0","dst":"10.0.0.0/8"}"#)],
-        &[],
-    );
-    let status = agent.wait_state("vpp/route/r1", "PENDING");
-    assert_eq!(
-        status["missing_dependencies"][0]["label"],
-        "outgoing-interface"
-    );
-    assert!(
-        agent.files_of("vpp-route").is_empty(),
-        "nothing applied yet"
-    );
-
-    let out = txn_ok(&agent, &[("vpp/interface/tap0", r#"{"type":"tap"}"#)], &[]);
-    assert!(
-        position(&out, "create vpp/interface/tap0") < position(&out, "create vpp/route/r1"),
-        "{out}"
-    );
-    agent.wait_state("vpp/route/r1", "CONFIGURED");
-    assert_eq!(agent.files_of("vpp-route"), files(&["r1"]));
-    assert_eq!(agent.files_of("vpp-interface"), files(&["tap0"]));
-
-    // Removing the interface first takes its route down, and the route waits again.
-    let out = txn_ok(&agent, &[], &["vpp/interface/tap0"]);
-    assert!(
-        position(&out, "vpp/route/r1") < position(&out, "delete vpp/interface/tap0"),
-        "{out}"
-    );
-    agent.wait_state("vpp/route/r1", "PENDING");
-    assert!(agent.files_of("vpp-route").is_empty());
-    assert!(agent.files_of("vpp-interface").is_empty());
-}
-
-#[test]
-fn an_af_packet_interface_is_pending_until_its_host_interface_is_notified() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (_host, agent) = device_agent(tmp.path());
-    txn_ok(
-        &agent,
-        &[(
-            "vpp/interface/afp1",
-            r#"{"type":"af_packet","host_if":"eth0"}"#,
-        )],
-        &[],
-    );
-    let status = agent.wait_state("vpp/interface/afp1", "PENDING");
-    assert_eq!(status["missing_dependencies"][0]["label"], "host-interface");
-
-    let out = notify(
-        &agent,
-        "linux/interface/host-name/eth0",
-        Some(r#"{"up":true}"#),
-    );
-    assert!(out.contains("create vpp/interface/afp1"), "{out}");
-    agent.wait_state("vpp/interface/afp1", "CONFIGURED");
-    agent.wait_state("linux/interface/host-name/eth0", "OBTAINED");
-    assert_eq!(agent.files_of("vpp-interface"), files(&["afp1"]));
-
-    // A resync never removes what the southbound notified.
-    let out = agent.scheduler(&["resync"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    agent.wait_state("linux/interface/host-name/eth0", "OBTAINED");
-
-    // The host interface goes away: the AF-Packet interface is taken down and waits.
-    notify(&agent, "linux/interface/host-name/eth0", None);
-    agent.wait_state("vpp/interface/afp1", "PENDING");
-    assert!(agent.files_of("vpp-interface").is_empty());
-}
-
-#[test]
-fn a_bridge_domain_is_created_before_its_interfaces_with_derived_bindings_pending() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (_host, agent) = device_agent(tmp.path());
-    txn_ok(
-        &agent,
-        &[("vpp/bd/bd1", r#"{"interfaces":["if1","if2"]}"#)],
-        &[],
-    );
-    agent.wait_state("vpp/bd/bd1", "CONFIGURED");
-    let binding = agent.wait_state("vpp/bd-interface/bd1/if1", "PENDING");
-    assert_eq!(binding["derived_from"], "vpp/bd/bd1");
-    assert_eq!(agent.files_of("vpp-bridge-domain"), files(&["bd1"]));
-    assert!(agent.files_of("vpp-bd-interface").is_empty());
-
-    txn_ok(&agent, &[("vpp/interface/if1", r#"{"type":"tap"}"#)], &[]);
-    agent.wait_state("vpp/bd-interface/bd1/if1", "CONFIGURED");
-    agent.wait_state("vpp/bd-interface/bd1/if2", "PENDING");
-    assert_eq!(agent.files_of("vpp-bd-interface"), files(&["bd1/if1"]));
-
-    txn_ok(&agent, &[("vpp/interface/if2", r#"{"type":"tap"}"#)], &[]);
-    agent.wait_state("vpp/bd-interface/bd1/if2", "CONFIGURED");
-    assert_eq!(
-        agent.files_of("vpp-bd-interface"),
-        files(&["bd1/if1", "bd1/if2"])
-    );
-}
-
-#[test]
-fn an_interface_recreated_takes_its_route_down_and_back() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (_host, agent) = device_agent(tmp.path());
-    txn_ok(
-        &agent,
-        &[
-            ("vpp/interface/tap0", r#"{"type":"tap","rx_ring":256}"#),
-            ("vpp/route/r1", r#"{"interface":"tap0","dst":"10.0.0.0/8"}"#),
-        ],
-        &[],
-    );
-    agent.wait_state("vpp/route/r1", "CONFIGURED");
-
-    let out = txn_ok(
-        &agent,
-        &[("vpp/interface/tap0", r#"{"type":"tap","rx_ring":512}"#)],
-        &[],
-    );
-    let route_down = position(&out, "vpp/route/r1: CONFIGURED -> PENDING");
-    let interface_down = position(&out, "delete vpp/interface/tap0");
-    let interface_up = position(&out, "create vpp/interface/tap0");
-    let route_up = position(&out, "create vpp/route/r1: PENDING -> CONFIGURED");
-    assert!(
-        route_down < interface_down && interface_down < interface_up && interface_up < route_up,
-        "{out}"
-    );
-    agent.wait_state("vpp/route/r1", "CONFIGURED");
-    let text = std::fs::read_to_string(agent.southbound.join("vpp-interface/tap0.json"))
-        .expect("the interface file");
-    let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-    assert_eq!(value["rx_ring"], 512);
-
-    let out = agent.scheduler(&["timeline", "vpp/route/r1"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let timeline: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
-    let states: Vec<String> = timeline
-        .iter()
-        .map(|e| e["new_state"].as_str().unwrap_or_default().to_owned())
-        .collect();
-    assert_eq!(
-        states,
-        ["CONFIGURED", "PENDING", "CONFIGURED"],
-        "{timeline:?}"
-    );
-}
-
-#[test]
-fn a_failed_create_is_retried_and_a_fatal_one_is_not() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (host, agent) = device_agent(tmp.path());
-    let fail = agent.southbound.join("vpp-interface/.fail");
-    std::fs::create_dir_all(&fail).expect("failure folder");
-    std::fs::write(fail.join("busy0.json"), "busy 2").expect("inject");
-    std::fs::write(fail.join("dead0.json"), "fatal").expect("inject");
-
-    let out = txn(
-        &agent,
-        &[
-            ("vpp/interface/busy0", r#"{"type":"tap"}"#),
-            ("vpp/interface/dead0", r#"{"type":"tap"}"#),
-        ],
-        &[],
-        false,
-    );
-    assert!(
-        !out.status.success(),
-        "a failed transaction fails the command"
-    );
-    assert!(
-        stderr(&out).contains("injected failure"),
-        "{}",
-        stderr(&out)
-    );
-    agent.wait_state("vpp/interface/busy0", "CONFIGURED");
-    let dead = agent.wait_state("vpp/interface/dead0", "FAILED");
-    assert!(
-        dead["error"]
-            .as_str()
-            .unwrap_or_default()
-            .starts_with("fatal"),
-        "{dead}"
-    );
-    assert_eq!(agent.files_of("vpp-interface"), files(&["busy0"]));
-
-    let out = agent.scheduler(&["history"]);
-    let history: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
-    let retries = history
-        .iter()
-        .filter(|r| r["txn_type"] == "retry-failed-ops")
-        .count();
-    assert_eq!(retries, 2, "two retries of busy0, none of dead0");
-    drop(host);
-}
-
-#[test]
-fn a_transaction_in_revert_mode_is_undone_at_its_first_failure() {
+fn a_reverted_transaction_of_local_values_is_not_kept_for_a_restart() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (_host, mut agent) = device_agent(tmp.path());
     let fail = agent.southbound.join("vpp-route/.fail");
@@ -445,37 +233,208 @@ fn a_transaction_in_revert_mode_is_undone_at_its_first_failure() {
     assert_eq!(agent.status("vpp/route/r1")["state"], "NONEXISTENT");
 }
 
-#[test]
-fn an_unnumbered_interface_borrows_any_address_of_another() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (_host, agent) = device_agent(tmp.path());
-    txn_ok(
-        &agent,
-        &[("vpp/interface/u1", r#"{"type":"tap","unnumbered":"lo0"}"#)],
-        &[],
+/// Reads `GET /scheduler/status/watch` into `seen` as it streams (raw HTTP: the lines are
+/// looked for in the bytes, chunk framing and all).
+async fn watch_statuses(
+    url: String,
+    token: String,
+    seen: std::sync::Arc<parking_lot::Mutex<String>>,
+) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = url.trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&addr).await?;
+    let request = format!(
+        "GET /scheduler/status/watch HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n"
     );
-    agent.wait_state("vpp/interface/u1", "CONFIGURED");
-    let status = agent.wait_state("vpp/unnumbered/u1", "PENDING");
-    assert_eq!(status["missing_dependencies"][0]["label"], "borrowed-ip");
-
-    txn_ok(
-        &agent,
-        &[(
-            "vpp/interface/lo0",
-            r#"{"type":"loopback","addresses":["10.0.0.1/32"]}"#,
-        )],
-        &[],
-    );
-    agent.wait_state("vpp/interface/address/lo0/10.0.0.1/32", "CONFIGURED");
-    agent.wait_state("vpp/unnumbered/u1", "CONFIGURED");
-    assert_eq!(agent.files_of("vpp-unnumbered"), files(&["u1"]));
-
-    // Without any address to borrow, the binding waits again.
-    txn_ok(
-        &agent,
-        &[("vpp/interface/lo0", r#"{"type":"loopback"}"#)],
-        &[],
-    );
-    agent.wait_state("vpp/unnumbered/u1", "PENDING");
-    assert!(agent.files_of("vpp-unnumbered").is_empty());
+    stream.write_all(request.as_bytes()).await?;
+    let mut buffer = [0u8; 4096];
+    loop {
+        let read = stream.read(&mut buffer).await?;
+        if read == 0 {
+            return Ok(());
+        }
+        seen.lock()
+            .push_str(&String::from_utf8_lossy(&buffer[..read]));
+    }
 }
+
+/// Ligato's API beside the transactions: a simulated transaction, dumps by view,
+/// descriptor and key prefix, history by time with descriptions, record flags, and the
+/// status watch, all through a real agent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_api_simulates_dumps_by_view_keeps_history_by_time_and_streams_statuses() {
+    use reactor_host::agent::http::TxnRequest;
+    use reactor_host::kvscheduler::{DumpFilter, DumpView};
+    use reactor_testkit::kv::args::{MockDescArgs, array};
+    use reactor_testkit::kv::{AgentHarness, Harness};
+    let (a1, a1_item, b1) = (
+        "/prefixA/base-value1",
+        "/prefixA/base-value1/item1",
+        "/prefixB/base-value1",
+    );
+    let mut harness = AgentHarness::new().expect("harness");
+    harness
+        .start(&[
+            MockDescArgs::new("descriptor1", "/prefixA/").derived(),
+            MockDescArgs::new("descriptor2", "/prefixB/").depends(b1, &["/prefixC/never"]),
+        ])
+        .await
+        .expect("agent");
+    let (url, token) = harness.api().expect("started");
+    let seen = std::sync::Arc::new(parking_lot::Mutex::new(String::new()));
+    let watch = tokio::spawn(watch_statuses(url, token, seen.clone()));
+    let client = harness.client().expect("client").clone();
+    let before = harness.history().await.expect("history").len();
+
+    // A simulation plans, and changes nothing.
+    let mut request = TxnRequest {
+        simulate: true,
+        ..TxnRequest::default()
+    };
+    request.values.insert(a1.into(), Some(array(&["item1"])));
+    let simulated = client.txn(&request).await.expect("simulate").record;
+    assert!(simulated.with_simulation);
+    assert!(simulated.executed.is_empty());
+    let planned: Vec<String> = simulated
+        .planned
+        .iter()
+        .map(reactor_testkit::kv::op_line)
+        .collect();
+    assert_eq!(
+        planned,
+        [
+            format!("create {a1} NONEXISTENT->CONFIGURED"),
+            format!("create {a1_item} NONEXISTENT->CONFIGURED derived"),
+        ]
+    );
+    assert!(harness.southbound().await.expect("sb").is_empty());
+    assert_eq!(harness.history().await.expect("history").len(), before);
+    assert_eq!(
+        harness.status(a1).await.expect("status").state.to_string(),
+        "NONEXISTENT"
+    );
+
+    // The real thing, described; a value waiting for a dependency is a NOOP.
+    request.simulate = false;
+    request.description = "first values".into();
+    request.values.insert(b1.into(), Some(array(&[])));
+    let record = client.txn(&request).await.expect("txn").record;
+    let waiting = record
+        .executed
+        .iter()
+        .find(|op| op.key == b1)
+        .expect("b1 recorded");
+    assert!(waiting.noop, "{waiting:?}");
+    assert_eq!(waiting.new_state.to_string(), "PENDING");
+
+    // Dumps by view, descriptor and key prefix.
+    let nb = client
+        .dump_filtered(&DumpFilter {
+            view: Some(DumpView::Nb),
+            descriptor: Some("descriptor1".into()),
+            key_prefix: None,
+        })
+        .await
+        .expect("NB dump");
+    assert_eq!(nb.desired, vec![(a1.to_owned(), array(&["item1"]))]);
+    assert!(nb.retrieved.is_empty() && nb.cached.is_empty());
+    let cached = client
+        .dump_filtered(&DumpFilter {
+            view: Some(DumpView::Cached),
+            descriptor: None,
+            key_prefix: Some(format!("{a1}/")),
+        })
+        .await
+        .expect("cached dump");
+    let keys: Vec<&str> = cached.cached.iter().map(|s| s.key.as_str()).collect();
+    assert_eq!(keys, [a1_item]);
+    let sb = client
+        .dump_filtered(&DumpFilter {
+            view: Some(DumpView::Sb),
+            descriptor: Some("descriptor1".into()),
+            key_prefix: None,
+        })
+        .await
+        .expect("SB dump");
+    let keys: Vec<&str> = sb.retrieved.iter().map(|s| s.key.as_str()).collect();
+    assert_eq!(keys, [a1], "retrieve returns base values");
+
+    // History by time: the transaction is within the last hour, none is in the next one.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let recent = client
+        .history_between(Some(now - 3600), Some(now + 1))
+        .await
+        .expect("history");
+    assert!(
+        recent.iter().any(|r| r.description == "first values"),
+        "{recent:?}"
+    );
+    let later = client
+        .history_between(Some(now + 3600), None)
+        .await
+        .expect("history");
+    assert!(later.is_empty(), "{later:?}");
+
+    // The watch streamed each value's new status.
+    let configured = format!(r#""key":"{a1}","state":"CONFIGURED""#);
+    let pending = format!(r#""key":"{b1}","state":"PENDING""#);
+    reactor_testkit::eventually_async(
+        "the watch shows a1 CONFIGURED and b1 PENDING",
+        std::time::Duration::from_secs(30),
+        || {
+            let seen = seen.lock();
+            (seen.contains(&configured) && seen.contains(&pending)).then_some(())
+        },
+    )
+    .await;
+    watch.abort();
+}
+
+/// Plays a ported scenario on an agent; a failure shows the agent's log.
+async fn play(name: &str) {
+    let scenario = reactor_testkit::kv::ported::named(name);
+    let mut harness = reactor_testkit::kv::AgentHarness::new().expect("harness");
+    if let Err(error) = reactor_testkit::kv::run(&scenario, &mut harness).await {
+        panic!("{error:#}\nthe agent's log:\n{}", harness.log());
+    }
+}
+
+macro_rules! ported {
+    ($($name:ident),* $(,)?) => {
+        mod ligato {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::play(stringify!($name)).await;
+                }
+            )*
+
+            #[test]
+            fn every_ported_scenario_runs_through_an_agent() {
+                let here = [$(stringify!($name)),*];
+                for scenario in reactor_testkit::kv::ported::all() {
+                    assert!(here.contains(&scenario.name), "{} is not run through an agent", scenario.name);
+                }
+            }
+        }
+    };
+}
+
+ported!(
+    data_change_transactions,
+    data_change_transaction_with_revert,
+    dependency_cycles,
+    failed_delete_of_derived_value,
+    failed_recreate_of_derived_value,
+    empty_resync,
+    resync_with_empty_sb,
+    resync_with_non_empty_sb,
+    resync_not_removing_sb_values,
+    resync_with_multiple_descriptors,
+    resync_with_retry,
+    notifications,
+    notifications_with_retry,
+);

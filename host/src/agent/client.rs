@@ -1,8 +1,8 @@
 //! A client of the agent's own API (`/scheduler/...`), for the CLI and tests.
 
-use super::http::{NotifyRequest, TxnAnswer, TxnRequest};
+use super::http::{NotifyRequest, ResyncRequest, TxnAnswer, TxnRequest};
 use crate::api::{Client, ClientError};
-use crate::kvscheduler::{Dump, GraphNode, TimelineEntry, TxnRecord, ValueStatus};
+use crate::kvscheduler::{Dump, DumpFilter, GraphNode, TimelineEntry, TxnRecord, ValueStatus};
 use crate::runtime::ComponentInfo;
 use serde_json::Value;
 
@@ -23,6 +23,22 @@ impl SchedulerClient {
         self.client.get_json("/scheduler/dump", &[]).await
     }
 
+    /// The views, descriptor and key prefix `filter` asks for.
+    pub async fn dump_filtered(&self, filter: &DumpFilter) -> Result<Dump, ClientError> {
+        let mut query: Vec<(&str, String)> = Vec::new();
+        if let Some(view) = filter.view {
+            let view = serde_json::to_value(view).unwrap_or_default();
+            query.push(("view", view.as_str().unwrap_or_default().to_owned()));
+        }
+        if let Some(descriptor) = &filter.descriptor {
+            query.push(("descriptor", descriptor.clone()));
+        }
+        if let Some(prefix) = &filter.key_prefix {
+            query.push(("key-prefix", prefix.clone()));
+        }
+        self.client.get_json("/scheduler/dump", &query).await
+    }
+
     /// One value's status, or every value's.
     pub async fn status(&self, key: Option<&str>) -> Result<Vec<ValueStatus>, ClientError> {
         let query: Vec<(&str, String)> = key.map(|k| ("key", k.to_owned())).into_iter().collect();
@@ -31,6 +47,18 @@ impl SchedulerClient {
 
     pub async fn history(&self, seq: Option<u64>) -> Result<Vec<TxnRecord>, ClientError> {
         let query: Vec<(&str, String)> = seq.map(|s| ("seq", s.to_string())).into_iter().collect();
+        self.client.get_json("/scheduler/txn-history", &query).await
+    }
+
+    /// Records of transactions started within `since..=until` (seconds since the epoch).
+    pub async fn history_between(
+        &self,
+        since: Option<u64>,
+        until: Option<u64>,
+    ) -> Result<Vec<TxnRecord>, ClientError> {
+        let mut query: Vec<(&str, String)> = Vec::new();
+        query.extend(since.map(|s| ("since", s.to_string())));
+        query.extend(until.map(|u| ("until", u.to_string())));
         self.client.get_json("/scheduler/txn-history", &query).await
     }
 
@@ -49,9 +77,12 @@ impl SchedulerClient {
     }
 
     pub async fn resync(&self) -> Result<TxnAnswer, ClientError> {
-        self.client
-            .post_json("/scheduler/resync", &serde_json::json!({}))
-            .await
+        self.resync_with(&ResyncRequest::default()).await
+    }
+
+    /// A resync as `request` asks (a full one when it carries values).
+    pub async fn resync_with(&self, request: &ResyncRequest) -> Result<TxnAnswer, ClientError> {
+        self.client.post_json("/scheduler/resync", request).await
     }
 
     /// A southbound notification: `None` says the value went away.

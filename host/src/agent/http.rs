@@ -1,11 +1,13 @@
-//! The agent's own HTTP API on `--listen`, named as Ligato's: the scheduler's dump, value
-//! status, transaction history, key timeline and graph, resync, southbound notifications,
-//! and transactions of local values.
+//! The agent's own HTTP API on `--listen`, named as Ligato's: the scheduler's dump (by
+//! view, descriptor and key prefix), value status and its watch, transaction history (by
+//! number or time), key timeline and graph, resync, southbound notifications, and
+//! transactions (or their simulation) of local values.
 
 use super::local::LocalValues;
 use crate::api::server::{ApiError, require_token};
 use crate::kvscheduler::{
-    KvScheduler, Resync, TxnError, TxnMode, TxnOptions, TxnRecord, ValueStatus,
+    DumpFilter, DumpView, KvScheduler, Resync, RetryOptions, TxnError, TxnMode, TxnOptions,
+    TxnRecord, ValueStatus,
 };
 use crate::runtime::{ComponentInfo, Runtime};
 use axum::extract::{Query, State};
@@ -15,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 /// A transaction of local values: `null` removes a value.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -25,6 +28,45 @@ pub struct TxnRequest {
     pub revert: bool,
     #[serde(default)]
     pub description: String,
+    /// Only plan: answer the operations the transaction would do and change nothing
+    /// (Ligato's `WithSimulation`).
+    #[serde(default)]
+    pub simulate: bool,
+    /// Retries of failed operations in best effort; by default the agent's
+    /// `--retry-period` and `--retries`.
+    #[serde(default)]
+    pub retry: Option<RetryRequest>,
+}
+
+/// How failed operations are retried: `attempts` 0 retries nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetryRequest {
+    pub period_ms: u64,
+    pub attempts: u32,
+    /// Double the period at every attempt.
+    #[serde(default)]
+    pub backoff: bool,
+}
+
+impl RetryRequest {
+    fn options(self) -> Option<RetryOptions> {
+        (self.attempts > 0).then_some(RetryOptions {
+            period: Duration::from_millis(self.period_ms),
+            max_attempts: self.attempts,
+            exponential_backoff: self.backoff,
+        })
+    }
+}
+
+/// A resync. Without `values`: the southbound is refreshed and repaired against what the
+/// agent wants. With them: a full resync, the agent's local values replaced by `values`
+/// (the items from the server stay wanted).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ResyncRequest {
+    #[serde(default)]
+    pub values: Option<BTreeMap<String, Value>>,
+    #[serde(default)]
+    pub retry: Option<RetryRequest>,
 }
 
 /// How a transaction, a notification or a resync went.
@@ -49,9 +91,21 @@ struct KeyQuery {
     key: Option<String>,
 }
 
+/// `?seq=N`, or `?since=&until=` in seconds since the Unix epoch (Ligato's).
 #[derive(Debug, Deserialize)]
-struct SeqQuery {
+struct HistoryQuery {
     seq: Option<u64>,
+    since: Option<u64>,
+    until: Option<u64>,
+}
+
+/// `?view=NB|SB|cached&descriptor=NAME&key-prefix=PREFIX`, each optional.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct DumpQuery {
+    view: Option<DumpView>,
+    descriptor: Option<String>,
+    key_prefix: Option<String>,
 }
 
 #[derive(Clone)]
@@ -79,6 +133,7 @@ pub fn router(
     let api = Router::new()
         .route("/scheduler/dump", get(dump))
         .route("/scheduler/status", get(status))
+        .route("/scheduler/status/watch", get(status_watch))
         .route("/scheduler/txn-history", get(history))
         .route("/scheduler/key-timeline", get(timeline))
         .route("/scheduler/graph", get(graph))
@@ -94,8 +149,17 @@ pub fn router(
         .with_state(state)
 }
 
-async fn dump(State(api): State<AgentApi>) -> Json<crate::kvscheduler::Dump> {
-    Json(api.scheduler.dump().await)
+async fn dump(
+    State(api): State<AgentApi>,
+    query: Result<Query<DumpQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<crate::kvscheduler::Dump>, ApiError> {
+    let Query(query) = query?;
+    let filter = DumpFilter {
+        view: query.view,
+        descriptor: query.descriptor,
+        key_prefix: query.key_prefix,
+    };
+    Ok(Json(api.scheduler.dump_filtered(&filter).await))
 }
 
 /// One value's status with `?key=`, else every value's.
@@ -112,10 +176,14 @@ async fn status(
 
 async fn history(
     State(api): State<AgentApi>,
-    query: Result<Query<SeqQuery>, axum::extract::rejection::QueryRejection>,
+    query: Result<Query<HistoryQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<Vec<TxnRecord>>, ApiError> {
     let Query(query) = query?;
-    let mut records = api.scheduler.history().await;
+    let time = |seconds: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(seconds);
+    let mut records = api
+        .scheduler
+        .history_between(query.since.map(time), query.until.map(time))
+        .await;
     if let Some(seq) = query.seq {
         records.retain(|r| r.seq == seq);
         if records.is_empty() {
@@ -138,6 +206,10 @@ async fn timeline(
     Ok(Json(api.scheduler.timeline(&key).await))
 }
 
+async fn status_watch(State(api): State<AgentApi>) -> axum::response::Response {
+    super::watch::status_watch(api.scheduler).await
+}
+
 async fn graph(State(api): State<AgentApi>) -> Json<Vec<crate::kvscheduler::GraphNode>> {
     Json(api.scheduler.graph().await)
 }
@@ -146,9 +218,65 @@ async fn descriptors(State(api): State<AgentApi>) -> Json<Vec<ComponentInfo>> {
     Json(api.runtime.components())
 }
 
-/// Retrieves through every descriptor, compares with the desired state and repairs.
-async fn resync(State(api): State<AgentApi>) -> Result<Json<TxnAnswer>, ApiError> {
-    answer(api.scheduler.resync(Resync::Downstream).await)
+/// Retrieves through every descriptor, compares with the desired state and repairs; with
+/// values, first replaces the local values by them (a full resync).
+async fn resync(
+    State(api): State<AgentApi>,
+    body: Result<Json<ResyncRequest>, axum::extract::rejection::JsonRejection>,
+) -> Result<Json<TxnAnswer>, ApiError> {
+    let Json(body) = body?;
+    let options = api.options(false, body.retry, "agent API resync");
+    let Some(values) = body.values else {
+        return answer(api.scheduler.resync_with(Resync::Downstream, options).await);
+    };
+    if let Some(key) = values.keys().find(|k| k.is_empty()) {
+        return Err(ApiError::invalid(format!("invalid key {key:?}")));
+    }
+    let old = api.local.all();
+    // What is wanted but not local came from the server: it stays.
+    let mut desired: BTreeMap<String, Value> = api
+        .scheduler
+        .dump_filtered(&DumpFilter {
+            view: Some(DumpView::Nb),
+            ..DumpFilter::default()
+        })
+        .await
+        .desired
+        .into_iter()
+        .filter(|(key, _)| !old.contains_key(key))
+        .collect();
+    let mut changes: Vec<(String, Option<Value>)> = old
+        .keys()
+        .filter(|k| !values.contains_key(*k))
+        .map(|k| (k.clone(), None))
+        .collect();
+    changes.extend(values.iter().map(|(k, v)| (k.clone(), Some(v.clone()))));
+    api.local.change(&changes).map_err(internal)?;
+    desired.extend(values);
+    answer(
+        api.scheduler
+            .resync_with(Resync::Full(desired.into_iter().collect()), options)
+            .await,
+    )
+}
+
+fn internal(error: impl std::fmt::Display) -> ApiError {
+    ApiError::new(crate::api::wire::ErrorCode::Internal, error.to_string())
+}
+
+impl AgentApi {
+    /// Revert mode, or best effort with the retries asked for (else the agent's).
+    fn options(&self, revert: bool, retry: Option<RetryRequest>, description: &str) -> TxnOptions {
+        let mode = match (revert, retry) {
+            (true, _) => TxnMode::Revert,
+            (false, Some(retry)) => TxnMode::BestEffort(retry.options()),
+            (false, None) => self.best_effort.mode,
+        };
+        TxnOptions {
+            mode,
+            description: description.to_owned(),
+        }
+    }
 }
 
 async fn notify(
@@ -176,22 +304,16 @@ async fn txn(
         return Err(ApiError::invalid(format!("invalid key {key:?}")));
     }
     let changes: Vec<(String, Option<Value>)> = body.values.into_iter().collect();
-    let before = api
-        .local
-        .change(&changes)
-        .map_err(|e| ApiError::new(crate::api::wire::ErrorCode::Internal, e.to_string()))?;
-    let options = TxnOptions {
-        mode: if body.revert {
-            TxnMode::Revert
-        } else {
-            api.best_effort.mode
-        },
-        description: if body.description.is_empty() {
-            "agent API".to_owned()
-        } else {
-            body.description
-        },
+    let description = if body.description.is_empty() {
+        "agent API"
+    } else {
+        body.description.as_str()
     };
+    let options = api.options(body.revert, body.retry, description);
+    if body.simulate {
+        return answer(api.scheduler.simulate(changes, options).await);
+    }
+    let before = api.local.change(&changes).map_err(internal)?;
     let result = api.scheduler.transaction(changes, options).await;
     let undone = match &result {
         Err(TxnError::Failed { reverted, .. }) => *reverted,
@@ -199,9 +321,7 @@ async fn txn(
         Ok(_) => false,
     };
     if undone {
-        api.local
-            .restore(before)
-            .map_err(|e| ApiError::new(crate::api::wire::ErrorCode::Internal, e.to_string()))?;
+        api.local.restore(before).map_err(internal)?;
     }
     answer(result)
 }

@@ -13,6 +13,7 @@ mod scheduler_applier;
 mod session;
 mod state;
 mod uplink;
+mod watch;
 
 pub use applier::{Applier, ApplyError, Changed, FolderApplier, Outcome};
 pub use client::SchedulerClient;
@@ -55,6 +56,9 @@ pub enum AgentError {
 pub struct SchedulerConfig {
     /// The folder of descriptor components, followed for new versions.
     pub descriptors: PathBuf,
+    /// The descriptors' config file (config, limits and grants per descriptor, as
+    /// `serve --config`), followed for changes.
+    pub config: Option<PathBuf>,
     /// Each descriptor gets `<southbound>/<descriptor-name>/` as its root.
     pub southbound: PathBuf,
     /// Where the agent's own API listens, if anywhere.
@@ -128,6 +132,9 @@ async fn start_scheduler(
     let mut runtime_config = RuntimeConfig::new(config.data.join("runtime"));
     runtime_config.southbound = Some(settings.southbound.clone());
     let runtime = Runtime::new(runtime_config)?;
+    if let Some(path) = &settings.config {
+        runtime.watch_config(path).await?;
+    }
     descriptors::follow(&runtime, &scheduler, &settings.descriptors).await?;
     let local = Arc::new(LocalValues::load(&config.data)?);
     resync::at_start(&scheduler, state, &local).await;

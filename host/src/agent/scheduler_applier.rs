@@ -29,7 +29,7 @@ impl SchedulerApplier {
 }
 
 /// Every key a transaction asked for or touched.
-fn touched(record: &TxnRecord) -> Vec<String> {
+pub(super) fn touched(record: &TxnRecord) -> Vec<String> {
     let mut keys: Vec<String> = record
         .values
         .iter()

@@ -37,6 +37,10 @@ pub struct AgentArgs {
     /// KV scheduler, in dependency order. Files added, changed or removed are followed.
     #[arg(long)]
     pub descriptors: Option<PathBuf>,
+    /// The descriptors' config file (YAML, as `serve --config`): per descriptor its config,
+    /// limits and WASI grants. Needs --descriptors.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
     /// Where the agent's own API (`/scheduler/...`) listens, e.g. `127.0.0.1:7801`; it takes
     /// the same token as the server. Needs --descriptors.
     #[arg(long)]
@@ -73,11 +77,15 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     if args.heartbeat.is_zero() {
         anyhow::bail!("--heartbeat must be longer than zero");
     }
+    if args.config.is_some() && args.descriptors.is_none() {
+        anyhow::bail!("--config configures descriptors, which needs --descriptors");
+    }
     if args.listen.is_some() && args.descriptors.is_none() {
         anyhow::bail!("--listen serves the KV scheduler's API, which needs --descriptors");
     }
     let scheduler = args.descriptors.map(|descriptors| SchedulerConfig {
         descriptors,
+        config: args.config,
         southbound: args
             .southbound
             .clone()

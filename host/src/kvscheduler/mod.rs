@@ -3,6 +3,7 @@
 
 pub mod api;
 mod dependants;
+mod executor;
 mod graph;
 mod history;
 mod refresh;
@@ -10,13 +11,10 @@ mod registry;
 mod retry;
 mod revert;
 mod scheduler;
-mod txn;
 mod wasm;
 
 #[cfg(test)]
 mod convergence;
-#[cfg(test)]
-mod scenarios;
 #[cfg(test)]
 pub(crate) mod testing;
 

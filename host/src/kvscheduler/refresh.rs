@@ -4,9 +4,9 @@
 use super::api::{
     DescriptorError, Key, RetrievedValue, Value, ValueOrigin, ValueState, ValueStatus,
 };
+use super::executor::Executor;
 use super::graph::Graph;
 use super::registry::Registry;
-use super::txn::Executor;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What each descriptor that can retrieve found, by descriptor name.
@@ -183,6 +183,11 @@ pub async fn apply_retrieved(executor: &mut Executor<'_>, retrieved: &Retrieved)
                         if state == ValueState::Pending {
                             node.state = ValueState::Configured;
                         }
+                        // Wanted and found, not yet applied by this life: as Ligato,
+                        // DISCOVERED until the resync takes it over.
+                        if state == ValueState::Nonexistent {
+                            node.state = ValueState::Discovered;
+                        }
                     }
                     refresh_derived(executor, &key, &direct).await;
                 }
@@ -310,7 +315,14 @@ pub fn retrieved_view(
             let mine = registry
                 .for_key(&node.key)
                 .is_some_and(|d| d.name() == descriptor);
-            if mine && !found.contains(node.key.as_str()) {
+            // A derived value of a value of the same descriptor is not retrieved (Ligato's
+            // contract): it is there with its base value.
+            let implied = node.derived_from.as_ref().is_some_and(|parent| {
+                registry
+                    .for_key(parent)
+                    .is_some_and(|d| d.name() == descriptor)
+            });
+            if mine && !implied && !found.contains(node.key.as_str()) {
                 let mut status = node.status(graph);
                 status.state = ValueState::Missing;
                 view.push(status);

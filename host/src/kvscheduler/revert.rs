@@ -3,7 +3,7 @@
 //! wanted before, by real operations from what the southbound holds now.
 
 use super::api::{Key, Value};
-use super::txn::Executor;
+use super::executor::Executor;
 
 /// Re-applies the values wanted before a failed revert-mode transaction; the operations
 /// are recorded as reverts.

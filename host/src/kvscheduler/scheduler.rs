@@ -2,16 +2,17 @@
 //! revert, retries, notifications, resync and inspection.
 
 use super::api::{
-    Descriptor, Dump, GraphNode, Key, RequestedValue, Resync, RetryOptions, TimelineEntry,
-    TxnError, TxnMode, TxnOptions, TxnRecord, TxnType, Value, ValueOrigin, ValueState, ValueStatus,
+    Descriptor, Dump, DumpFilter, DumpView, GraphNode, Key, RecordedOp, RequestedValue, Resync,
+    RetryOptions, TimelineEntry, TxnError, TxnMode, TxnOptions, TxnRecord, TxnType, Value,
+    ValueOrigin, ValueState, ValueStatus,
 };
+use super::executor::Executor;
 use super::graph::Graph;
 use super::history::History;
 use super::refresh::{apply_retrieved, retrieve_all, retrieved_view};
 use super::registry::Registry;
 use super::retry::backoff;
 use super::revert::revert as revert_values;
-use super::txn::Executor;
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::SystemTime;
@@ -102,16 +103,33 @@ impl KvScheduler {
         values: Vec<(Key, Option<Value>)>,
         options: TxnOptions,
     ) -> Result<TxnRecord, TxnError> {
-        {
-            let engine = self.engine.lock().await;
-            if let Some((key, _)) = values
-                .iter()
-                .find(|(key, _)| engine.graph.get(key).is_some_and(|n| n.is_external()))
-            {
-                return Err(TxnError::ObtainedKey(key.clone()));
-            }
-        }
+        self.check_not_obtained(&values).await?;
         self.run(TxnType::NbTransaction, Work::Changes(values), options)
+            .await
+    }
+
+    /// Refuses a change of a value only the southbound owns.
+    async fn check_not_obtained(&self, values: &[(Key, Option<Value>)]) -> Result<(), TxnError> {
+        let engine = self.engine.lock().await;
+        match values
+            .iter()
+            .find(|(key, _)| engine.graph.get(key).is_some_and(|n| n.is_external()))
+        {
+            Some((key, _)) => Err(TxnError::ObtainedKey(key.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// What `transaction` would do (Ligato's `WithSimulation`, as a dry run): the record
+    /// of the planned operations, assuming each succeeds; nothing is executed, nothing
+    /// changes, and the record is not kept in the history.
+    pub async fn simulate(
+        &self,
+        values: Vec<(Key, Option<Value>)>,
+        options: TxnOptions,
+    ) -> Result<TxnRecord, TxnError> {
+        self.check_not_obtained(&values).await?;
+        self.run_or_simulate(TxnType::NbTransaction, Work::Changes(values), options, true)
             .await
     }
 
@@ -160,23 +178,55 @@ impl KvScheduler {
 
     /// Desired, retrieved (read from the southbound now) and cached views.
     pub async fn dump(&self) -> Dump {
+        self.dump_filtered(&DumpFilter::default()).await
+    }
+
+    /// The views `filter` asks for (all by default), with the values of one descriptor
+    /// and/or under one key prefix (Ligato's `DumpValuesByDescriptor` / `ByKeyPrefix`).
+    /// Only the retrieved view reads the southbound.
+    pub async fn dump_filtered(&self, filter: &DumpFilter) -> Dump {
         let engine = self.engine.lock().await;
-        let desired = engine
-            .graph
-            .nodes()
-            .filter(|n| n.derived_from.is_none() && !n.is_external())
-            .filter_map(|n| n.wanted.clone().map(|v| (n.key.clone(), v)))
-            .collect();
-        let (retrieved, _) = retrieve_all(&engine.graph, &engine.registry, None, false).await;
-        Dump {
-            desired,
-            retrieved: retrieved_view(&engine.graph, &engine.registry, &retrieved),
-            cached: engine
+        let registry = &engine.registry;
+        let wanted = |key: &str| {
+            filter
+                .key_prefix
+                .as_deref()
+                .is_none_or(|prefix| key.starts_with(prefix))
+                && filter
+                    .descriptor
+                    .as_deref()
+                    .is_none_or(|name| registry.for_key(key).is_some_and(|d| d.name() == name))
+        };
+        let shows = |view: DumpView| filter.view.is_none_or(|v| v == view);
+        let mut dump = Dump {
+            desired: Vec::new(),
+            retrieved: Vec::new(),
+            cached: Vec::new(),
+        };
+        if shows(DumpView::Nb) {
+            dump.desired = engine
                 .graph
                 .nodes()
-                .map(|n| n.status(&engine.graph))
-                .collect(),
+                .filter(|n| n.derived_from.is_none() && !n.is_external() && wanted(&n.key))
+                .filter_map(|n| n.wanted.clone().map(|v| (n.key.clone(), v)))
+                .collect();
         }
+        if shows(DumpView::Sb) {
+            let only: Option<Vec<String>> = filter.descriptor.clone().map(|d| vec![d]);
+            let (retrieved, _) =
+                retrieve_all(&engine.graph, registry, only.as_deref(), false).await;
+            dump.retrieved = retrieved_view(&engine.graph, registry, &retrieved);
+            dump.retrieved.retain(|s| wanted(&s.key));
+        }
+        if shows(DumpView::Cached) {
+            dump.cached = engine
+                .graph
+                .nodes()
+                .filter(|n| wanted(&n.key))
+                .map(|n| n.status(&engine.graph))
+                .collect();
+        }
+        dump
     }
 
     pub async fn graph(&self) -> Vec<GraphNode> {
@@ -185,6 +235,18 @@ impl KvScheduler {
 
     pub async fn history(&self) -> Vec<TxnRecord> {
         self.engine.lock().await.history.records()
+    }
+
+    /// The records of the transactions started within `since..=until` (either open).
+    pub async fn history_between(
+        &self,
+        since: Option<SystemTime>,
+        until: Option<SystemTime>,
+    ) -> Vec<TxnRecord> {
+        let mut records = self.history().await;
+        records
+            .retain(|r| since.is_none_or(|s| r.start >= s) && until.is_none_or(|u| r.start <= u));
+        records
     }
 
     pub async fn timeline(&self, key: &str) -> Vec<TimelineEntry> {
@@ -196,6 +258,17 @@ impl KvScheduler {
         txn_type: TxnType,
         work: Work,
         options: TxnOptions,
+    ) -> Result<TxnRecord, TxnError> {
+        self.run_or_simulate(txn_type, work, options, false).await
+    }
+
+    /// Runs `work` as one transaction, or (`simulate`) only plans it.
+    async fn run_or_simulate(
+        &self,
+        txn_type: TxnType,
+        work: Work,
+        options: TxnOptions,
+        simulate: bool,
     ) -> Result<TxnRecord, TxnError> {
         let mut guard = self.engine.lock().await;
         let engine = &mut *guard;
@@ -235,17 +308,38 @@ impl KvScheduler {
             Work::Resync(Resync::Downstream) => Vec::new(),
         };
 
-        let planned = {
-            let mut plan_graph = engine.graph.clone();
-            let mut planner = Executor::new(&mut plan_graph, &engine.registry, seq);
-            planner.dry_run = true;
-            // A plan must not read the southbound, so a resync is planned on belief alone.
-            perform(&mut planner, &work, false).await;
-            planner.ops
+        let (retry_for_txn, retry_attempt) = match &work {
+            Work::Retry(keys) => (
+                keys.first().map(|(_, failed_in)| *failed_in),
+                keys.first()
+                    .and_then(|(key, _)| engine.graph.get(key))
+                    .map_or(0, |n| n.attempts + 1),
+            ),
+            _ => (None, 0),
         };
+        let retrying = matches!(work, Work::Retry(_));
+        let planned = plan(engine, &work, seq, retry, retrying).await;
+        if simulate {
+            // Nothing ran: the number is not used up and nothing goes to the history.
+            engine.seq -= 1;
+            return Ok(TxnRecord {
+                seq,
+                txn_type,
+                description: options.description,
+                start,
+                stop: SystemTime::now(),
+                retry_for_txn,
+                retry_attempt,
+                with_simulation: true,
+                values,
+                planned,
+                executed: Vec::new(),
+            });
+        }
 
         let mut executor = Executor::new(&mut engine.graph, &engine.registry, seq);
         executor.retry = retry;
+        executor.retrying = retrying;
         executor.stop_on_failure = revert;
         perform(&mut executor, &work, true).await;
         let mut executed = std::mem::take(&mut executor.ops);
@@ -271,6 +365,9 @@ impl KvScheduler {
             description: options.description,
             start,
             stop: SystemTime::now(),
+            retry_for_txn,
+            retry_attempt,
+            with_simulation: false,
             values,
             planned,
             executed,
@@ -325,6 +422,24 @@ impl KvScheduler {
             });
         }
     }
+}
+
+/// The operations `work` would do if each succeeded, planned on a copy of the graph.
+async fn plan(
+    engine: &SchedulerState,
+    work: &Work,
+    seq: u64,
+    retry: Option<RetryOptions>,
+    retrying: bool,
+) -> Vec<RecordedOp> {
+    let mut plan_graph = engine.graph.clone();
+    let mut planner = Executor::new(&mut plan_graph, &engine.registry, seq);
+    planner.dry_run = true;
+    planner.retry = retry;
+    planner.retrying = retrying;
+    // A plan must not read the southbound, so a resync is planned on belief alone.
+    perform(&mut planner, work, false).await;
+    planner.ops
 }
 
 /// Applies `work` through `executor`; `refresh` lets a resync read the southbound.

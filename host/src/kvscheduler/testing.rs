@@ -45,9 +45,6 @@ pub fn host_interface(name: &str) -> Key {
 #[derive(Default)]
 struct State {
     values: BTreeMap<Key, Value>,
-    log: Vec<String>,
-    /// Key → (failures left, retriable).
-    failures: BTreeMap<Key, (u32, bool)>,
 }
 
 /// The in-memory southbound shared by the test descriptors.
@@ -69,11 +66,6 @@ impl Southbound {
         self.lock().values.contains_key(key)
     }
 
-    /// Operations done so far, e.g. `create vpp/route/r`; clears the log.
-    pub fn take_log(&self) -> Vec<String> {
-        std::mem::take(&mut self.lock().log)
-    }
-
     /// A change nobody told the scheduler about (an external process, an administrator).
     pub fn put_behind_back(&self, key: &str, value: Value) {
         self.lock().values.insert(key.to_owned(), value);
@@ -81,13 +73,6 @@ impl Southbound {
 
     pub fn remove_behind_back(&self, key: &str) {
         self.lock().values.remove(key);
-    }
-
-    /// The next `times` creates or updates of `key` fail.
-    pub fn fail_next(&self, key: &str, times: u32, retriable: bool) {
-        self.lock()
-            .failures
-            .insert(key.to_owned(), (times, retriable));
     }
 }
 
@@ -192,20 +177,6 @@ pub struct TestDescriptor {
     retrieve_after: Vec<String>,
 }
 
-impl TestDescriptor {
-    fn check_injected_failure(&self, key: &str) -> Result<(), DescriptorError> {
-        let mut state = self.southbound.lock();
-        if let Some((left, retriable)) = state.failures.get_mut(key)
-            && *left > 0
-        {
-            *left -= 1;
-            let kind = if *retriable { "busy" } else { "fatal" };
-            return Err(DescriptorError::Failed(format!("{kind}: injected failure")));
-        }
-        Ok(())
-    }
-}
-
 fn satisfied(values: &BTreeMap<Key, Value>, target: &DependencyTarget, except: &str) -> bool {
     values.keys().any(|k| k != except && target.matches(k))
 }
@@ -238,7 +209,6 @@ impl Descriptor for TestDescriptor {
         if self.external {
             return Err(DescriptorError::Unsupported(self.name.to_owned()));
         }
-        self.check_injected_failure(key)?;
         let mut state = self.southbound.lock();
         if state.values.contains_key(key) {
             return Err(DescriptorError::Failed(format!(
@@ -254,7 +224,6 @@ impl Descriptor for TestDescriptor {
             )));
         }
         state.values.insert(key.to_owned(), value.clone());
-        state.log.push(format!("create {key}"));
         Ok(Some(format!("index-of-{key}")))
     }
 
@@ -265,7 +234,6 @@ impl Descriptor for TestDescriptor {
         new: &Value,
         _metadata: &Metadata,
     ) -> Result<Metadata, DescriptorError> {
-        self.check_injected_failure(key)?;
         let mut state = self.southbound.lock();
         if !state.values.contains_key(key) {
             return Err(DescriptorError::Failed(format!(
@@ -273,7 +241,6 @@ impl Descriptor for TestDescriptor {
             )));
         }
         state.values.insert(key.to_owned(), new.clone());
-        state.log.push(format!("update {key}"));
         Ok(Some(format!("index-of-{key}")))
     }
 
@@ -312,7 +279,6 @@ impl Descriptor for TestDescriptor {
                 "fatal: {key} does not exist"
             )));
         }
-        state.log.push(format!("delete {key}"));
         Ok(())
     }
 

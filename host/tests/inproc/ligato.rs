@@ -1,30 +1,43 @@
 //! Ligato's KV scheduler tests (vpp-agent `plugins/kvscheduler/*_test.go`), ported as one
-//! scenario list in `reactor-testkit`, run here on the native engine in process.
+//! scenario list in `reactor-testkit`, run here in process on two harnesses: native mock
+//! descriptors, and the same mock descriptor as WASM components (`guests/mock-descriptor`).
+//! The agent harness runs the list through a real agent (tests/binary/agent_scheduler.rs).
 
-use reactor_testkit::kv::{NativeHarness, ported, run};
+use reactor_testkit::kv::{Harness, NativeHarness, WasmHarness, ported, run};
 
-async fn native(name: &str) {
+async fn play(name: &str, harness: &mut dyn Harness) {
     let scenario = ported::named(name);
-    let mut harness = NativeHarness::default();
-    if let Err(error) = run(&scenario, &mut harness).await {
+    if let Err(error) = run(&scenario, harness).await {
         panic!("{error:#}");
     }
 }
 
 macro_rules! ported {
     ($($name:ident),* $(,)?) => {
-        $(
-            #[tokio::test(start_paused = true)]
-            async fn $name() {
-                native(stringify!($name)).await;
-            }
-        )*
+        mod native {
+            $(
+                #[tokio::test(start_paused = true)]
+                async fn $name() {
+                    super::play(stringify!($name), &mut super::NativeHarness::default()).await;
+                }
+            )*
+        }
+
+        mod wasm {
+            $(
+                #[tokio::test(start_paused = true)]
+                async fn $name() {
+                    let mut harness = super::WasmHarness::new().expect("harness");
+                    super::play(stringify!($name), &mut harness).await;
+                }
+            )*
+        }
 
         #[test]
-        fn every_ported_scenario_runs_here() {
+        fn every_ported_scenario_runs_on_both_harnesses() {
             let here = [$(stringify!($name)),*];
             for scenario in ported::all() {
-                assert!(here.contains(&scenario.name), "{} is not run natively", scenario.name);
+                assert!(here.contains(&scenario.name), "{} is not run in process", scenario.name);
             }
         }
     };

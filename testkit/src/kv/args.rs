@@ -1,9 +1,30 @@
 //! What a mock descriptor does, as data (Ligato's `MockDescArgs`): the same JSON configures
-//! the native mock descriptor and its WASM twin.
+//! the native mock descriptor and its WASM twin (`guests/mock-descriptor`, which compiles
+//! this file by path, so it uses nothing of the host).
 
-use reactor_host::kvscheduler::{Dependency, Key, Value};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::BTreeMap;
+
+/// A key of the mock southbound.
+pub type Key = String;
+
+/// What a dependency waits for (the host's `DependencyTarget`, same JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Target {
+    /// This exact key.
+    Key(Key),
+    /// Any key with this prefix.
+    AnyOf(String),
+}
+
+/// A dependency of a mock value (the host's `Dependency`, same JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dependency {
+    pub label: String,
+    pub target: Target,
+}
 
 /// The configuration of one mock descriptor.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -80,7 +101,12 @@ impl MockDescArgs {
     pub fn depends(mut self, key: &str, on: &[&str]) -> Self {
         self.dependencies.insert(
             key.to_owned(),
-            on.iter().map(|k| Dependency::on_key(*k, *k)).collect(),
+            on.iter()
+                .map(|k| Dependency {
+                    label: (*k).to_owned(),
+                    target: Target::Key((*k).to_owned()),
+                })
+                .collect(),
         );
         self
     }
@@ -89,7 +115,10 @@ impl MockDescArgs {
         self.dependencies
             .entry(key.to_owned())
             .or_default()
-            .push(Dependency::any_of(label, prefix));
+            .push(Dependency {
+                label: label.to_owned(),
+                target: Target::AnyOf(prefix.to_owned()),
+            });
         self
     }
 
@@ -111,6 +140,15 @@ impl MockDescArgs {
     pub fn non_retriable(mut self, error: &str) -> Self {
         self.non_retriable.push(error.to_owned());
         self
+    }
+
+    /// Whether `key` is a derived value of this descriptor: `BASE/ITEM` under its prefix
+    /// (the keys `derived_values` makes).
+    pub fn is_derived_key(&self, key: &str) -> bool {
+        self.derived
+            && key
+                .strip_prefix(self.prefix.as_str())
+                .is_some_and(|rest| rest.contains('/'))
     }
 
     /// Values derived from `value` of `key` (Ligato's `ArrayValueDerBuilder`).

@@ -1,50 +1,56 @@
-//! The data-driven mock descriptor (Ligato's `mockDescriptor`): everything it decides comes
-//! from its [`MockDescArgs`], everything it does goes through the [`MockSouthbound`].
+//! The native mock descriptor: [`behaviour`](super::behaviour) behind the host's
+//! `Descriptor` trait, over a [`MockSouthbound`] in memory shared by a scenario's descriptors.
 
-use super::args::MockDescArgs;
-use super::southbound::{MockOpType, MockSouthbound};
+use super::args::{self, MockDescArgs};
+use super::behaviour;
+use super::southbound::SouthboundState;
 use async_trait::async_trait;
+use parking_lot::{Mutex, MutexGuard};
 use reactor_host::kvscheduler::{
-    Dependency, Descriptor, DescriptorError, InvalidValue, Key, Metadata, RetrievedValue, Value,
+    Dependency, DependencyTarget, Descriptor, DescriptorError, InvalidValue, Key, Metadata,
+    RetrievedValue, Value, ValueOrigin,
 };
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The southbound state in memory.
+#[derive(Default)]
+pub struct MockSouthbound {
+    state: Mutex<SouthboundState>,
+}
+
+impl MockSouthbound {
+    pub fn lock(&self) -> MutexGuard<'_, SouthboundState> {
+        self.state.lock()
+    }
+}
 
 pub struct MockDescriptor {
     args: MockDescArgs,
     sb: Arc<MockSouthbound>,
-    next_index: AtomicU64,
 }
 
 impl MockDescriptor {
     pub fn new(args: MockDescArgs, sb: Arc<MockSouthbound>) -> Self {
-        Self {
-            next_index: AtomicU64::new(args.first_index),
-            args,
-            sb,
-        }
+        Self { args, sb }
     }
+}
 
-    /// Notes a wrong call: the scenario checks that none was made.
-    fn check(&self, key: &str, ok: bool) {
-        if !ok {
-            self.sb.mark_invalid(key);
-        }
+/// The host's dependency for the mock's.
+pub fn dependency(dependency: args::Dependency) -> Dependency {
+    Dependency {
+        label: dependency.label,
+        target: match dependency.target {
+            args::Target::Key(key) => DependencyTarget::Key(key),
+            args::Target::AnyOf(prefix) => DependencyTarget::AnyOf(prefix),
+        },
     }
+}
 
-    fn mine(&self, key: &str) {
-        self.check(key, key.starts_with(&self.args.prefix));
-    }
-
-    /// The value in the southbound must be the one the scheduler says it replaces.
-    fn check_current(&self, key: &str, value: &Value, metadata: &Metadata) {
-        match self.sb.get(key) {
-            Some(found) => {
-                self.check(key, &found.value == value);
-                self.check(key, &found.metadata == metadata);
-            }
-            None => self.check(key, false),
-        }
+/// The host's origin for the mock's.
+pub fn origin(origin: super::southbound::Origin) -> ValueOrigin {
+    match origin {
+        super::southbound::Origin::FromNorthbound => ValueOrigin::FromNorthbound,
+        super::southbound::Origin::FromSouthbound => ValueOrigin::FromSouthbound,
     }
 }
 
@@ -63,33 +69,15 @@ impl Descriptor for MockDescriptor {
     }
 
     async fn validate(&self, key: &str, value: &Value) -> Result<(), InvalidValue> {
-        if self.args.invalid.get(key) == Some(value) {
-            return Err(InvalidValue {
-                message: "invalid value".to_owned(),
-                fields: Vec::new(),
-            });
-        }
-        Ok(())
+        behaviour::validate(&self.args, key, value).map_err(|message| InvalidValue {
+            message,
+            fields: Vec::new(),
+        })
     }
 
     async fn create(&self, key: &str, value: &Value) -> Result<Metadata, DescriptorError> {
-        self.mine(key);
-        self.check(key, self.sb.get(key).is_none());
-        let metadata = (self.args.with_metadata && !self.sb.is_derived(key))
-            .then(|| self.next_index.load(Ordering::SeqCst).to_string());
-        self.sb
-            .execute(
-                &self.args.name,
-                MockOpType::Create,
-                key,
-                Some(value.clone()),
-                metadata.clone(),
-            )
-            .map_err(DescriptorError::Failed)?;
-        if metadata.is_some() {
-            self.next_index.fetch_add(1, Ordering::SeqCst);
-        }
-        Ok(metadata)
+        behaviour::create(&self.args, &mut self.sb.lock(), key, value)
+            .map_err(DescriptorError::Failed)
     }
 
     async fn update(
@@ -99,18 +87,8 @@ impl Descriptor for MockDescriptor {
         new: &Value,
         metadata: &Metadata,
     ) -> Result<Metadata, DescriptorError> {
-        self.mine(key);
-        self.check_current(key, old, metadata);
-        self.sb
-            .execute(
-                &self.args.name,
-                MockOpType::Update,
-                key,
-                Some(new.clone()),
-                metadata.clone(),
-            )
-            .map_err(DescriptorError::Failed)?;
-        Ok(metadata.clone())
+        behaviour::update(&self.args, &mut self.sb.lock(), key, old, new, metadata)
+            .map_err(DescriptorError::Failed)
     }
 
     async fn update_with_recreate(
@@ -120,7 +98,7 @@ impl Descriptor for MockDescriptor {
         _new: &Value,
         _metadata: &Metadata,
     ) -> bool {
-        self.args.recreate.iter().any(|k| k == key)
+        behaviour::update_with_recreate(&self.args, key)
     }
 
     async fn delete(
@@ -129,10 +107,7 @@ impl Descriptor for MockDescriptor {
         value: &Value,
         metadata: &Metadata,
     ) -> Result<(), DescriptorError> {
-        self.mine(key);
-        self.check_current(key, value, metadata);
-        self.sb
-            .execute(&self.args.name, MockOpType::Delete, key, None, None)
+        behaviour::delete(&self.args, &mut self.sb.lock(), key, value, metadata)
             .map_err(DescriptorError::Failed)
     }
 
@@ -140,35 +115,33 @@ impl Descriptor for MockDescriptor {
         &self,
         correlate: &[(Key, Value)],
     ) -> Result<Option<Vec<RetrievedValue>>, DescriptorError> {
-        if self.args.without_retrieve {
-            return Ok(None);
-        }
         let keys: Vec<Key> = correlate.iter().map(|(k, _)| k.clone()).collect();
-        Ok(Some(self.sb.retrieve(
-            &self.args.name,
-            &self.args.prefix,
-            &keys,
-            self.args.retrieve_derived,
-        )))
+        let found = behaviour::retrieve(&self.args, &mut self.sb.lock(), &keys);
+        Ok(found.map(|values| {
+            values
+                .into_iter()
+                .map(|(key, v)| RetrievedValue {
+                    key,
+                    value: v.value,
+                    metadata: v.metadata,
+                    origin: origin(v.origin),
+                })
+                .collect()
+        }))
     }
 
     async fn dependencies(&self, key: &str, _value: &Value) -> Vec<Dependency> {
-        self.args.dependencies.get(key).cloned().unwrap_or_default()
+        behaviour::dependencies(&self.args, key)
+            .into_iter()
+            .map(dependency)
+            .collect()
     }
 
     async fn derived_values(&self, key: &str, value: &Value) -> Vec<(Key, Value)> {
-        let derived = self.args.derived_values(key, value);
-        for (child, _) in &derived {
-            self.sb.register_derived(child);
-        }
-        derived
+        self.args.derived_values(key, value)
     }
 
     async fn is_retriable(&self, error: &DescriptorError) -> bool {
-        !self
-            .args
-            .non_retriable
-            .iter()
-            .any(|e| e == &error.to_string())
+        behaviour::is_retriable(&self.args, &error.to_string())
     }
 }

@@ -2,11 +2,16 @@
 //! plays a scenario on it and checks every step.
 
 use super::args::MockDescArgs;
-use super::scenario::{Action, Scenario};
+use super::record::op_line;
+use super::scenario::{Action, Expect, Scenario};
 use super::southbound::MockOperation;
 use async_trait::async_trait;
-use reactor_host::kvscheduler::{Key, Value, ValueState};
+use reactor_host::kvscheduler::{Key, TxnRecord, Value, ValueStatus};
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// How long a harness on real time waits for a step's retries to show.
+const SETTLE: Duration = Duration::from_secs(30);
 
 /// A way to run the scheduler: in process with native or WASM descriptors, or an agent.
 #[async_trait]
@@ -15,13 +20,120 @@ pub trait Harness: Send {
     async fn start(&mut self, descriptors: &[MockDescArgs]) -> anyhow::Result<()>;
     /// Runs one action; `Ok` holds the keys reported as failed.
     async fn act(&mut self, action: &Action) -> anyhow::Result<Vec<Key>>;
-    async fn state(&mut self, key: &str) -> anyhow::Result<ValueState>;
+    /// The status of one value.
+    async fn status(&mut self, key: &str) -> anyhow::Result<ValueStatus>;
     /// The whole southbound.
     async fn southbound(&mut self) -> anyhow::Result<BTreeMap<Key, Value>>;
     /// Operations done in the southbound since the last call.
     async fn pop_ops(&mut self) -> anyhow::Result<Vec<MockOperation>>;
-    /// Keys operated on wrongly (see `MockSouthbound::keys_with_invalid_data`).
+    /// Keys operated on wrongly (see `SouthboundState::invalid`).
     async fn invalid_keys(&mut self) -> anyhow::Result<Vec<Key>>;
+    /// Every transaction record the scheduler keeps, oldest first.
+    async fn history(&mut self) -> anyhow::Result<Vec<TxnRecord>>;
+    /// Whether time runs for real (an agent process): after a `Wait` the runner polls until
+    /// the step's expectations hold (up to a deadline) instead of checking once.
+    fn real_time(&self) -> bool {
+        false
+    }
+}
+
+/// What one step left behind, gathered across polls.
+#[derive(Default)]
+struct Seen {
+    ops: Vec<String>,
+    records: Vec<TxnRecord>,
+}
+
+/// Compares what the harness shows with `expect`; the error says what differs.
+async fn check(
+    harness: &mut dyn Harness,
+    expect: &Expect,
+    seen: &mut Seen,
+    last_seq: u64,
+    here: &str,
+) -> anyhow::Result<()> {
+    seen.ops
+        .extend(harness.pop_ops().await?.iter().map(ToString::to_string));
+    seen.records = harness
+        .history()
+        .await?
+        .into_iter()
+        .filter(|r| r.seq > last_seq)
+        .collect();
+    if let Some(expected) = &expect.ops {
+        anyhow::ensure!(
+            &seen.ops == expected,
+            "{here}: operations\n  got      {:?}\n  expected {expected:?}",
+            seen.ops
+        );
+    }
+    let invalid = harness.invalid_keys().await?;
+    anyhow::ensure!(
+        invalid.is_empty(),
+        "{here}: keys operated on with wrong data: {invalid:?}"
+    );
+    if let Some(expected) = &expect.southbound {
+        let expected: BTreeMap<Key, Value> = expected.iter().cloned().collect();
+        let got = harness.southbound().await?;
+        anyhow::ensure!(
+            got == expected,
+            "{here}: southbound\n  got      {got:?}\n  expected {expected:?}"
+        );
+    }
+    for (key, expected) in &expect.states {
+        let got = harness.status(key).await?.state;
+        anyhow::ensure!(
+            got == *expected,
+            "{here}: state of {key} is {got}, expected {expected}"
+        );
+    }
+    for (key, expected) in &expect.waiting {
+        let got: Vec<String> = harness
+            .status(key)
+            .await?
+            .missing_dependencies
+            .into_iter()
+            .map(|d| d.label)
+            .collect();
+        anyhow::ensure!(
+            &got == expected,
+            "{here}: {key} waits for {got:?}, expected {expected:?}"
+        );
+    }
+    if let Some(expected) = &expect.records {
+        anyhow::ensure!(
+            seen.records.len() == expected.len(),
+            "{here}: {} transaction records, expected {}: {:#?}",
+            seen.records.len(),
+            expected.len(),
+            seen.records
+        );
+        for (i, (record, txn)) in seen.records.iter().zip(expected).enumerate() {
+            anyhow::ensure!(
+                record.txn_type == txn.txn_type,
+                "{here}: record {} is a {:?}, expected {:?}",
+                i + 1,
+                record.txn_type,
+                txn.txn_type
+            );
+            let executed: Vec<String> = record.executed.iter().map(op_line).collect();
+            anyhow::ensure!(
+                executed == txn.executed,
+                "{here}: record {} executed\n  got      {executed:#?}\n  expected {:#?}",
+                i + 1,
+                txn.executed
+            );
+            if let Some(planned) = &txn.planned {
+                let got: Vec<String> = record.planned.iter().map(op_line).collect();
+                anyhow::ensure!(
+                    &got == planned,
+                    "{here}: record {} planned\n  got      {got:#?}\n  expected {planned:#?}",
+                    i + 1
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Plays `scenario` on `harness`; the error names the scenario, the step and what differs.
@@ -35,6 +147,15 @@ pub async fn run(scenario: &Scenario, harness: &mut dyn Harness) -> anyhow::Resu
         )
     };
     harness.start(&scenario.descriptors).await?;
+    // What starting did (an agent's resync at start) is not the scenario's.
+    harness.pop_ops().await?;
+    let mut last_seq = harness
+        .history()
+        .await?
+        .iter()
+        .map(|r| r.seq)
+        .max()
+        .unwrap_or(0);
     for (i, step) in scenario.steps.iter().enumerate() {
         let here = at(i, step.note);
         let mut failed = harness
@@ -49,37 +170,18 @@ pub async fn run(scenario: &Scenario, harness: &mut dyn Harness) -> anyhow::Resu
             failed == expected_failed,
             "{here}: failed keys {failed:?}, expected {expected_failed:?}"
         );
-        let ops: Vec<String> = harness
-            .pop_ops()
-            .await?
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        if let Some(expected) = &step.expect.ops {
-            anyhow::ensure!(
-                &ops == expected,
-                "{here}: operations\n  got      {ops:?}\n  expected {expected:?}"
-            );
+        let mut seen = Seen::default();
+        let settle = matches!(step.action, Action::Wait(_)) && harness.real_time();
+        let deadline = Instant::now() + SETTLE;
+        loop {
+            match check(harness, &step.expect, &mut seen, last_seq, &here).await {
+                Ok(()) => break,
+                Err(error) if !settle || Instant::now() > deadline => return Err(error),
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
         }
-        let invalid = harness.invalid_keys().await?;
-        anyhow::ensure!(
-            invalid.is_empty(),
-            "{here}: keys operated on with wrong data: {invalid:?}"
-        );
-        if let Some(expected) = &step.expect.southbound {
-            let expected: BTreeMap<Key, Value> = expected.iter().cloned().collect();
-            let got = harness.southbound().await?;
-            anyhow::ensure!(
-                got == expected,
-                "{here}: southbound\n  got      {got:?}\n  expected {expected:?}"
-            );
-        }
-        for (key, expected) in &step.expect.states {
-            let got = harness.state(key).await?;
-            anyhow::ensure!(
-                got == *expected,
-                "{here}: state of {key} is {got}, expected {expected}"
-            );
+        if let Some(seq) = seen.records.iter().map(|r| r.seq).max() {
+            last_seq = seq;
         }
     }
     Ok(())

@@ -1,13 +1,15 @@
-//! The native harness: the scheduler in process with native mock descriptors.
+//! The native harness: the scheduler in process with native mock descriptors, and the
+//! pieces every in-process harness shares.
 
+use super::access::SouthboundAccess;
 use super::args::MockDescArgs;
-use super::descriptor::MockDescriptor;
+use super::descriptor::{MockDescriptor, MockSouthbound};
 use super::harness::Harness;
 use super::scenario::Action;
-use super::southbound::{MockOperation, MockSouthbound, PlannedError};
+use super::southbound::{MockOperation, Origin, PlannedError, SouthboundState};
 use async_trait::async_trait;
 use reactor_host::kvscheduler::{
-    Key, KvScheduler, Resync, RetryOptions, TxnError, TxnOptions, Value, ValueOrigin, ValueState,
+    Key, KvScheduler, Resync, RetryOptions, TxnError, TxnOptions, TxnRecord, Value, ValueStatus,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -42,39 +44,36 @@ pub fn txn_options(revert: bool, retry: Option<(std::time::Duration, u32)>) -> T
     }))
 }
 
-/// Applies the southbound-side actions shared by the in-process harnesses.
-pub fn act_on_southbound(sb: &MockSouthbound, action: &Action) -> bool {
+/// Applies the southbound-side actions (the same on every harness); false for the others.
+pub fn act_on_southbound(sb: &impl SouthboundAccess, action: &Action) -> anyhow::Result<bool> {
     match action {
         Action::SbSet {
             key,
             value,
             from_sb,
-            derived,
             metadata,
         } => {
             let origin = if *from_sb {
-                ValueOrigin::FromSouthbound
+                Origin::FromSouthbound
             } else {
-                ValueOrigin::FromNorthbound
+                Origin::FromNorthbound
             };
-            sb.set_value(key, value.clone(), metadata.clone(), origin, *derived);
-            true
+            sb.update(|state| state.set(key, value.clone(), metadata.clone(), origin))?;
+            Ok(true)
         }
         Action::PlanError {
             key,
             error,
             then_set,
         } => {
-            sb.plan_error(
-                key,
-                PlannedError {
-                    error: error.clone(),
-                    then_set: then_set.clone(),
-                },
-            );
-            true
+            let planned = PlannedError {
+                error: error.clone(),
+                then_set: then_set.clone(),
+            };
+            sb.update(|state| state.plan_error(key, planned))?;
+            Ok(true)
         }
-        _ => false,
+        _ => Ok(false),
     }
 }
 
@@ -107,6 +106,19 @@ pub async fn act_on_scheduler(scheduler: &KvScheduler, action: &Action) -> Vec<K
     }
 }
 
+/// What every harness reads from the southbound: contents, operations, wrong calls.
+pub fn southbound_contents(sb: &impl SouthboundAccess) -> anyhow::Result<BTreeMap<Key, Value>> {
+    sb.update(|state| state.contents())
+}
+
+pub fn pop_operations(sb: &impl SouthboundAccess) -> anyhow::Result<Vec<MockOperation>> {
+    sb.update(|state| std::mem::take(&mut state.history))
+}
+
+pub fn invalid_keys(sb: &impl SouthboundAccess) -> anyhow::Result<Vec<Key>> {
+    sb.update(|state: &mut SouthboundState| state.invalid.iter().cloned().collect())
+}
+
 #[async_trait]
 impl Harness for NativeHarness {
     async fn start(&mut self, descriptors: &[MockDescArgs]) -> anyhow::Result<()> {
@@ -120,25 +132,29 @@ impl Harness for NativeHarness {
     }
 
     async fn act(&mut self, action: &Action) -> anyhow::Result<Vec<Key>> {
-        if act_on_southbound(&self.sb, action) {
+        if act_on_southbound(self.sb.as_ref(), action)? {
             return Ok(Vec::new());
         }
         Ok(act_on_scheduler(&self.scheduler, action).await)
     }
 
-    async fn state(&mut self, key: &str) -> anyhow::Result<ValueState> {
-        Ok(self.scheduler.status(key).await.state)
+    async fn status(&mut self, key: &str) -> anyhow::Result<ValueStatus> {
+        Ok(self.scheduler.status(key).await)
     }
 
     async fn southbound(&mut self) -> anyhow::Result<BTreeMap<Key, Value>> {
-        Ok(self.sb.contents())
+        southbound_contents(self.sb.as_ref())
     }
 
     async fn pop_ops(&mut self) -> anyhow::Result<Vec<MockOperation>> {
-        Ok(self.sb.pop_history())
+        pop_operations(self.sb.as_ref())
     }
 
     async fn invalid_keys(&mut self) -> anyhow::Result<Vec<Key>> {
-        Ok(self.sb.keys_with_invalid_data().into_iter().collect())
+        invalid_keys(self.sb.as_ref())
+    }
+
+    async fn history(&mut self) -> anyhow::Result<Vec<TxnRecord>> {
+        Ok(self.scheduler.history().await)
     }
 }

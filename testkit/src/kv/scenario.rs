@@ -2,6 +2,7 @@
 //! after it (southbound contents, operations in order, value states).
 
 use super::args::MockDescArgs;
+use super::record::TxnExpect;
 use reactor_host::kvscheduler::{Key, Value, ValueState};
 use std::time::Duration;
 
@@ -41,7 +42,6 @@ pub enum Action {
         value: Option<Value>,
         /// The value is the southbound's own (Ligato's `FromSB`).
         from_sb: bool,
-        derived: bool,
         metadata: Option<String>,
     },
     /// The next operation on a key fails with this error (or, `None`, passes), then the
@@ -67,6 +67,10 @@ pub struct Expect {
     pub ops: Option<Vec<String>>,
     /// States of these keys.
     pub states: Vec<(Key, ValueState)>,
+    /// The labels of the dependencies these keys wait for.
+    pub waiting: Vec<(Key, Vec<String>)>,
+    /// The transaction records the step leaves, field by field.
+    pub records: Option<Vec<TxnExpect>>,
 }
 
 #[derive(Debug, Clone)]
@@ -98,6 +102,19 @@ impl Step {
 
     pub fn ops(mut self, ops: &[&str]) -> Self {
         self.expect.ops = Some(ops.iter().map(|o| (*o).to_owned()).collect());
+        self
+    }
+
+    pub fn waiting(mut self, key: &str, labels: &[&str]) -> Self {
+        self.expect.waiting.push((
+            key.to_owned(),
+            labels.iter().map(|l| (*l).to_owned()).collect(),
+        ));
+        self
+    }
+
+    pub fn records(mut self, records: Vec<TxnExpect>) -> Self {
+        self.expect.records = Some(records);
         self
     }
 
@@ -160,12 +177,11 @@ pub fn resync_retry(values: Vec<(&str, Value)>, period: Duration, attempts: u32)
 
 /// A value put in the southbound before the scenario (as a previous life of the agent
 /// left it), with its metadata.
-pub fn sb_preset(key: &str, value: Value, metadata: Option<&str>, derived: bool) -> Action {
+pub fn sb_preset(key: &str, value: Value, metadata: Option<&str>) -> Action {
     Action::SbSet {
         key: key.to_owned(),
         value: Some(value),
         from_sb: false,
-        derived,
         metadata: metadata.map(str::to_owned),
     }
 }
@@ -184,7 +200,6 @@ pub fn sb_set(key: &str, value: Option<Value>, from_sb: bool) -> Action {
         key: key.to_owned(),
         value,
         from_sb,
-        derived: false,
         metadata: None,
     }
 }

@@ -1,12 +1,16 @@
-//! The mock southbound of the ported Ligato tests: values kept in memory, errors planned per
-//! key, and every operation logged in order (as Ligato's `MockSouthbound`).
+//! The mock southbound of the ported Ligato tests (Ligato's `MockSouthbound`): values kept
+//! with their metadata, errors planned per key, and every operation logged in order. Plain
+//! serde data, so that the WASM twin of the mock descriptor (`guests/mock-descriptor`,
+//! which compiles this file by path) keeps the same state in a JSON file.
 
-use parking_lot::{Mutex, MutexGuard};
-use reactor_host::kvscheduler::{Key, Metadata, RetrievedValue, Value, ValueOrigin};
+use super::args::Key;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// What a descriptor asked the southbound to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum MockOpType {
     Create,
     Update,
@@ -27,7 +31,7 @@ impl MockOpType {
 
 /// One logged operation. Shown as `create KEY`, `update KEY !` (it failed) or
 /// `retrieve DESCRIPTOR`, the form the scenarios expect.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MockOperation {
     pub op: MockOpType,
     pub descriptor: String,
@@ -54,145 +58,97 @@ impl std::fmt::Display for MockOperation {
     }
 }
 
+/// Who put a value in the southbound (Ligato's `FromNB` / `FromSB`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    FromNorthbound,
+    FromSouthbound,
+}
+
 /// A value held by the southbound.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SbValue {
     pub value: Value,
-    pub metadata: Metadata,
-    pub origin: ValueOrigin,
+    pub metadata: Option<String>,
+    pub origin: Origin,
 }
 
 /// The next operation on a key fails (`error: Some`) or passes (`None`, to let one
 /// operation through before the failing one); after a failure a value in the southbound
 /// may be changed (`then_set`: key and value, `None` removes it) as a partly done
 /// operation would.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannedError {
     pub error: Option<String>,
     pub then_set: Option<(Key, Option<Value>)>,
 }
 
-#[derive(Default)]
-struct State {
-    values: BTreeMap<Key, SbValue>,
-    planned: BTreeMap<Key, VecDeque<PlannedError>>,
-    derived: BTreeSet<Key>,
-    history: Vec<MockOperation>,
-    invalid: BTreeSet<Key>,
-}
-
-/// The southbound shared by the mock descriptors of one scenario.
-#[derive(Default)]
-pub struct MockSouthbound {
-    state: Mutex<State>,
-}
-
-impl MockSouthbound {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock()
-    }
-
+/// Everything the southbound holds, shared by the mock descriptors of one scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SouthboundState {
+    pub values: BTreeMap<Key, SbValue>,
+    pub planned: BTreeMap<Key, VecDeque<PlannedError>>,
+    /// Operations done since the scenario last looked, oldest first.
+    pub history: Vec<MockOperation>,
     /// Keys the scheduler operated on wrongly (created twice, deleted or updated with a
     /// value or metadata other than the southbound's, ...): empty when all went right.
-    pub fn keys_with_invalid_data(&self) -> BTreeSet<Key> {
-        self.lock().invalid.clone()
-    }
+    pub invalid: BTreeSet<Key>,
+    /// The next metadata index of each descriptor that has handed one out.
+    pub next_index: BTreeMap<String, u64>,
+}
 
-    pub(crate) fn mark_invalid(&self, key: &str) {
-        self.lock().invalid.insert(key.to_owned());
+impl SouthboundState {
+    /// Puts (`Some`) or removes a value, as the southbound changing behind the scheduler's back.
+    pub fn set(
+        &mut self,
+        key: &str,
+        value: Option<Value>,
+        metadata: Option<String>,
+        origin: Origin,
+    ) {
+        match value {
+            Some(value) => {
+                self.values.insert(
+                    key.to_owned(),
+                    SbValue {
+                        value,
+                        metadata,
+                        origin,
+                    },
+                );
+            }
+            None => {
+                self.values.remove(key);
+            }
+        }
     }
 
     /// Plans the outcome of the next operation on `key`; several are used in order.
-    pub fn plan_error(&self, key: &str, planned: PlannedError) {
-        self.lock()
-            .planned
+    pub fn plan_error(&mut self, key: &str, planned: PlannedError) {
+        self.planned
             .entry(key.to_owned())
             .or_default()
             .push_back(planned);
     }
 
-    /// Changes the southbound behind the scheduler's back (`None` removes the value).
-    pub fn set_value(
-        &self,
-        key: &str,
-        value: Option<Value>,
-        metadata: Metadata,
-        origin: ValueOrigin,
-        derived: bool,
-    ) {
-        let mut state = self.lock();
-        set(&mut state, key, value, metadata, origin, derived);
-    }
-
-    pub fn get(&self, key: &str) -> Option<SbValue> {
-        self.lock().values.get(key).cloned()
-    }
-
     /// Every key with its value.
     pub fn contents(&self) -> BTreeMap<Key, Value> {
-        self.lock()
-            .values
+        self.values
             .iter()
             .map(|(k, v)| (k.clone(), v.value.clone()))
             .collect()
     }
 
-    /// The operations done since the last call, oldest first.
-    pub fn pop_history(&self) -> Vec<MockOperation> {
-        std::mem::take(&mut self.lock().history)
-    }
-
-    pub(crate) fn register_derived(&self, key: &str) {
-        self.lock().derived.insert(key.to_owned());
-    }
-
-    pub fn is_derived(&self, key: &str) -> bool {
-        self.lock().derived.contains(key)
-    }
-
-    /// What a descriptor's retrieve finds: values under `prefix`, derived ones only if
-    /// `with_derived` (Ligato's contract: base values only).
-    pub(crate) fn retrieve(
-        &self,
-        descriptor: &str,
-        prefix: &str,
-        correlate: &[Key],
-        with_derived: bool,
-    ) -> Vec<RetrievedValue> {
-        let mut state = self.lock();
-        let found = state
-            .values
-            .iter()
-            .filter(|(k, _)| k.starts_with(prefix))
-            .filter(|(k, _)| with_derived || !state.derived.contains(*k))
-            .map(|(k, v)| RetrievedValue {
-                key: k.clone(),
-                value: v.value.clone(),
-                metadata: v.metadata.clone(),
-                origin: v.origin,
-            })
-            .collect();
-        state.history.push(MockOperation {
-            op: MockOpType::Retrieve,
-            descriptor: descriptor.to_owned(),
-            key: Key::new(),
-            value: None,
-            error: None,
-            correlate: correlate.to_vec(),
-        });
-        found
-    }
-
     /// Runs one change, unless an error is planned for the key; logs it either way.
-    pub(crate) fn execute(
-        &self,
+    pub fn execute(
+        &mut self,
         descriptor: &str,
         op: MockOpType,
         key: &str,
         value: Option<Value>,
-        metadata: Metadata,
+        metadata: Option<String>,
     ) -> Result<(), String> {
-        let mut state = self.lock();
         let mut operation = MockOperation {
             op,
             descriptor: descriptor.to_owned(),
@@ -201,9 +157,9 @@ impl MockSouthbound {
             error: None,
             correlate: Vec::new(),
         };
-        let planned = state.planned.get_mut(key).and_then(VecDeque::pop_front);
-        if state.planned.get(key).is_some_and(VecDeque::is_empty) {
-            state.planned.remove(key);
+        let planned = self.planned.get_mut(key).and_then(VecDeque::pop_front);
+        if self.planned.get(key).is_some_and(VecDeque::is_empty) {
+            self.planned.remove(key);
         }
         if let Some(PlannedError {
             error: Some(error),
@@ -211,59 +167,27 @@ impl MockSouthbound {
         }) = planned
         {
             operation.error = Some(error.clone());
-            state.history.push(operation);
+            self.history.push(operation);
             if let Some((other, then)) = then_set {
-                let derived = state.derived.contains(&other);
-                let metadata = state.values.get(&other).and_then(|v| v.metadata.clone());
-                set(
-                    &mut state,
-                    &other,
-                    then,
-                    metadata,
-                    ValueOrigin::FromNorthbound,
-                    derived,
-                );
+                let metadata = self.values.get(&other).and_then(|v| v.metadata.clone());
+                self.set(&other, then, metadata, Origin::FromNorthbound);
             }
             return Err(error);
         }
-        let derived = state.derived.contains(key);
-        set(
-            &mut state,
-            key,
-            value,
-            metadata,
-            ValueOrigin::FromNorthbound,
-            derived,
-        );
-        state.history.push(operation);
+        self.set(key, value, metadata, Origin::FromNorthbound);
+        self.history.push(operation);
         Ok(())
     }
-}
 
-fn set(
-    state: &mut State,
-    key: &str,
-    value: Option<Value>,
-    metadata: Metadata,
-    origin: ValueOrigin,
-    derived: bool,
-) {
-    match value {
-        Some(value) => {
-            state.values.insert(
-                key.to_owned(),
-                SbValue {
-                    value,
-                    metadata,
-                    origin,
-                },
-            );
-        }
-        None => {
-            state.values.remove(key);
-        }
-    }
-    if derived {
-        state.derived.insert(key.to_owned());
+    /// Logs a retrieve with the keys the scheduler passed to correlate.
+    pub fn log_retrieve(&mut self, descriptor: &str, correlate: &[Key]) {
+        self.history.push(MockOperation {
+            op: MockOpType::Retrieve,
+            descriptor: descriptor.to_owned(),
+            key: Key::new(),
+            value: None,
+            error: None,
+            correlate: correlate.to_vec(),
+        });
     }
 }

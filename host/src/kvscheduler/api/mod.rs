@@ -1,11 +1,14 @@
-//! The KV scheduler's contract, apart from the engine: descriptors, value states, transactions.
+//! The KV scheduler's contract, apart from the engine: descriptors, value states,
+//! transactions and their records.
 
 mod descriptor;
+mod record;
 mod state;
 mod txn;
 mod value_state;
 
 pub use descriptor::*;
+pub use record::*;
 pub use state::*;
 pub use txn::*;
 pub use value_state::ValueState;

@@ -53,6 +53,29 @@ pub struct Dump {
     pub cached: Vec<ValueStatus>,
 }
 
+/// Which view of a dump (Ligato's `View`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DumpView {
+    /// What the northbound asked for.
+    #[serde(rename = "NB")]
+    Nb,
+    /// What the southbound holds now, retrieved.
+    #[serde(rename = "SB")]
+    Sb,
+    /// What the scheduler believes.
+    #[serde(rename = "cached")]
+    Cached,
+}
+
+/// What a dump shows: every view, or one; every value, or those of one descriptor or
+/// under one key prefix.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DumpFilter {
+    pub view: Option<DumpView>,
+    pub descriptor: Option<String>,
+    pub key_prefix: Option<String>,
+}
+
 /// A node of the graph with its edges, for inspection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GraphNode {

@@ -1,23 +1,8 @@
-//! Transactions: types, options, records of planned and executed operations, and errors.
+//! Transactions: their options, what a resync does, and their errors.
 
-use super::{Key, Value, ValueState};
+use super::{Key, TxnRecord, Value};
 use serde::{Deserialize, Serialize};
-use std::time::{Duration, SystemTime};
-/// What started a transaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TxnType {
-    /// A change of desired state from the northbound.
-    NbTransaction,
-    /// A retry of operations that failed in best-effort mode.
-    RetryFailedOps,
-    /// A southbound notification (obtained value appeared, changed or went).
-    SbNotification,
-    /// The northbound's whole desired state, plus a refresh of the southbound.
-    FullResync,
-    /// A refresh of the southbound against the desired state already held.
-    DownstreamResync,
-}
+use std::time::Duration;
 
 /// Retries of failed operations in best-effort mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,66 +76,6 @@ pub enum Resync {
     Full(Vec<(Key, Value)>),
     /// The southbound is refreshed and repaired against the desired state held.
     Downstream,
-}
-
-/// An operation on the southbound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Operation {
-    Create,
-    Update,
-    Delete,
-    Recreate,
-}
-
-/// One planned or executed operation of a transaction.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecordedOp {
-    pub key: Key,
-    pub operation: Operation,
-    pub prev_state: ValueState,
-    pub new_state: ValueState,
-    pub prev_value: Option<Value>,
-    pub new_value: Option<Value>,
-    pub error: Option<String>,
-    /// The value is derived from another.
-    pub derived: bool,
-    /// The value was PENDING before this operation.
-    pub was_pending: bool,
-    /// The operation undoes a previous one of a failed revert-mode transaction.
-    pub is_revert: bool,
-}
-
-/// A key with the value a transaction asked for (`None`: remove).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RequestedValue {
-    pub key: Key,
-    pub value: Option<Value>,
-}
-
-/// What one transaction did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TxnRecord {
-    pub seq: u64,
-    pub txn_type: TxnType,
-    pub description: String,
-    pub start: SystemTime,
-    pub stop: SystemTime,
-    pub values: Vec<RequestedValue>,
-    /// What the scheduler planned, assuming every operation succeeds.
-    pub planned: Vec<RecordedOp>,
-    /// What actually happened, in order.
-    pub executed: Vec<RecordedOp>,
-}
-
-impl TxnRecord {
-    /// Executed operations that failed, with their errors.
-    pub fn failures(&self) -> Vec<(Key, String)> {
-        self.executed
-            .iter()
-            .filter_map(|op| op.error.clone().map(|e| (op.key.clone(), e)))
-            .collect()
-    }
 }
 
 /// Errors of transactions and notifications.

@@ -2,7 +2,9 @@
 
 use super::{D1, D2, D3};
 use crate::kv::args::{MockDescArgs, array, array_with_suffix, string};
+use crate::kv::record::TxnExpect;
 use crate::kv::scenario::{Scenario, Step, plan_error, txn, txn_revert};
+use reactor_host::kvscheduler::TxnType::NbTransaction;
 use reactor_host::kvscheduler::ValueState::*;
 
 const A1: &str = "/prefixA/base-value1";
@@ -87,6 +89,22 @@ fn first_transaction() -> Step {
         (C3_1, Configured),
         (C3_2, Configured),
     ])
+    .records(vec![
+        TxnExpect::new(
+            NbTransaction,
+            &[
+                &format!("create {A1} NONEXISTENT->CONFIGURED"),
+                &format!("create {A1_2} NONEXISTENT->CONFIGURED derived"),
+                &format!("create {B2} NONEXISTENT->CONFIGURED"),
+                &format!("create {B2_1} NONEXISTENT->CONFIGURED derived"),
+                &format!("create {B2_2} NONEXISTENT->PENDING derived noop"),
+                &format!("create {C3} NONEXISTENT->CONFIGURED"),
+                &format!("create {C3_1} NONEXISTENT->CONFIGURED derived"),
+                &format!("create {C3_2} NONEXISTENT->CONFIGURED derived"),
+            ],
+        )
+        .as_planned(),
+    ])
 }
 
 fn data_change_transactions() -> Scenario {
@@ -132,6 +150,23 @@ fn data_change_transactions() -> Scenario {
                 (C3, Configured),
                 (C3_1, Configured),
                 (C3_2, Nonexistent),
+            ])
+            .records(vec![
+                TxnExpect::new(
+                    NbTransaction,
+                    &[
+                        &format!("delete {C3_1} CONFIGURED->REMOVED derived recreate"),
+                        &format!("delete {C3_2} CONFIGURED->REMOVED derived recreate"),
+                        &format!("delete {C3} CONFIGURED->REMOVED recreate"),
+                        &format!("create {C3} REMOVED->CONFIGURED recreate"),
+                        &format!("create {C3_1} NONEXISTENT->CONFIGURED derived recreate"),
+                        &format!("delete {A1_2} CONFIGURED->REMOVED derived"),
+                        &format!("update {A1} CONFIGURED->CONFIGURED"),
+                        &format!("create {A1_1} NONEXISTENT->CONFIGURED derived"),
+                        &format!("create {B2_2} PENDING->CONFIGURED derived"),
+                    ],
+                )
+                .as_planned(),
             ]),
         ],
     }
@@ -223,7 +258,18 @@ fn dependency_cycles() -> Scenario {
             )
             .ops(&[])
             .southbound(vec![])
-            .states(&[(A1, Pending), (A2, Pending), (A3, Pending)]),
+            .states(&[(A1, Pending), (A2, Pending), (A3, Pending)])
+            .records(vec![
+                TxnExpect::new(
+                    NbTransaction,
+                    &[
+                        &format!("create {A1} NONEXISTENT->PENDING noop"),
+                        &format!("create {A2} NONEXISTENT->PENDING noop"),
+                        &format!("create {A3} NONEXISTENT->PENDING noop"),
+                    ],
+                )
+                .as_planned(),
+            ]),
             Step::new(
                 "run second transaction that will make the cycle of values ready to be added",
                 txn(vec![(A4, data("base-value4"))]),
@@ -239,6 +285,18 @@ fn dependency_cycles() -> Scenario {
                 (A2, Configured),
                 (A3, Configured),
                 (A4, Configured),
+            ])
+            .records(vec![
+                TxnExpect::new(
+                    NbTransaction,
+                    &[
+                        &format!("create {A4} NONEXISTENT->CONFIGURED"),
+                        &format!("create {A3} PENDING->CONFIGURED"),
+                        &format!("create {A2} PENDING->CONFIGURED"),
+                        &format!("create {A1} PENDING->CONFIGURED"),
+                    ],
+                )
+                .as_planned(),
             ]),
             Step::new(
                 "plan error for the removal of A2",

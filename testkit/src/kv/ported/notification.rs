@@ -24,7 +24,6 @@ fn sb_value(value: Option<serde_json::Value>) -> Action {
         key: A1.to_owned(),
         value,
         from_sb: true,
-        derived: false,
         metadata: None,
     }
 }

@@ -2,9 +2,11 @@
 
 use super::{D1, D2, D3, PREFIX_A, PREFIX_B, PREFIX_C};
 use crate::kv::args::{MockDescArgs, array, string};
+use crate::kv::record::TxnExpect;
 use crate::kv::scenario::{
     Action, Scenario, Step, plan_error, resync, resync_retry, sb_preset, wait,
 };
+use reactor_host::kvscheduler::TxnType::{FullResync, RetryFailedOps};
 use reactor_host::kvscheduler::ValueState::*;
 use std::time::Duration;
 
@@ -142,11 +144,11 @@ fn previous_life(base: [&'static str; 3]) -> Vec<Step> {
         };
         steps.push(Step::new(
             "initial content of the SB",
-            sb_preset(key, array(&["item1"]), Some(&metadata), false),
+            sb_preset(key, array(&["item1"]), Some(&metadata)),
         ));
         steps.push(Step::new(
             "initial content of the SB (derived)",
-            sb_preset(&format!("{key}/item1"), string("item1"), None, true),
+            sb_preset(&format!("{key}/item1"), string("item1"), None),
         ));
     }
     steps
@@ -196,7 +198,22 @@ fn resync_with_non_empty_sb() -> Scenario {
             (A3, Configured),
             (A3_1, Configured),
             (A3_2, Configured),
-        ]),
+        ])
+        .records(vec![TxnExpect::new(
+            FullResync,
+            &[
+                &format!("delete {A3_1} DISCOVERED->REMOVED derived recreate"),
+                &format!("delete {A3} DISCOVERED->REMOVED recreate"),
+                &format!("create {A3} REMOVED->CONFIGURED recreate"),
+                &format!("create {A3_1} NONEXISTENT->CONFIGURED derived recreate"),
+                &format!("create {A3_2} NONEXISTENT->CONFIGURED derived"),
+                &format!("delete {A1_1} DISCOVERED->REMOVED derived"),
+                &format!("update {A1} DISCOVERED->CONFIGURED"),
+                &format!("create {A1_2} NONEXISTENT->CONFIGURED derived"),
+                &format!("update {A2} DISCOVERED->CONFIGURED"),
+                &format!("create {A2_2} NONEXISTENT->PENDING derived noop"),
+            ],
+        )]),
     );
     Scenario {
         name: "resync_with_non_empty_sb",
@@ -231,7 +248,6 @@ fn resync_not_removing_sb_values() -> Scenario {
                     key: A1.to_owned(),
                     value: Some(string("base-value1")),
                     from_sb: true,
-                    derived: false,
                     metadata: None,
                 },
             ),
@@ -338,7 +354,7 @@ fn resync_with_retry() -> Scenario {
         steps: vec![
             Step::new(
                 "initial content of the SB",
-                sb_preset(A1, array(&[]), Some("0"), false),
+                sb_preset(A1, array(&[]), Some("0")),
             ),
             Step::new(
                 "the create of A1/item2 fails, and leaves A1 with item1 only",
@@ -381,7 +397,17 @@ fn resync_with_retry() -> Scenario {
                 (A1_1, string("item1")),
                 (A1_2, string("item2")),
             ])
-            .states(&[(A1, Configured), (A1_1, Configured), (A1_2, Configured)]),
+            .states(&[(A1, Configured), (A1_1, Configured), (A1_2, Configured)])
+            .records(vec![
+                TxnExpect::new(
+                    RetryFailedOps,
+                    &[
+                        &format!("update {A1} CONFIGURED->CONFIGURED retry"),
+                        &format!("create {A1_2} RETRYING->CONFIGURED derived retry"),
+                    ],
+                )
+                .as_planned(),
+            ]),
         ],
     }
 }

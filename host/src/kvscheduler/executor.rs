@@ -1,5 +1,6 @@
-//! Planning and execution of one transaction: values are applied in dependency order,
-//! dependants and derived values follow their values, failures are recorded.
+//! The executor of one transaction (also its planner, dry): values are applied in
+//! dependency order, dependants and derived values follow their values, every operation
+//! is recorded.
 
 use super::api::{
     Descriptor, DescriptorError, Key, Operation, RecordedOp, RetryOptions, Value, ValueOrigin,
@@ -22,6 +23,13 @@ pub struct Executor<'a> {
     pub stop_on_failure: bool,
     /// The operations undo a failed revert-mode transaction (recorded as reverts).
     pub reverting: bool,
+    /// The operations retry failed ones (recorded as retries).
+    pub retrying: bool,
+    /// Values being re-created: operations on them and their derived values are recorded
+    /// as part of the re-creation.
+    recreating: Vec<Key>,
+    /// Keys deleted by a re-creation: creating them again is part of it.
+    recreated: HashSet<Key>,
     pub retry: Option<RetryOptions>,
     pub ops: Vec<RecordedOp>,
     /// Requested values processed so far, with what was wanted before: what a revert
@@ -42,6 +50,9 @@ impl<'a> Executor<'a> {
             dry_run: false,
             stop_on_failure: false,
             reverting: false,
+            retrying: false,
+            recreating: Vec::new(),
+            recreated: HashSet::new(),
             retry: None,
             ops: Vec::new(),
             processed: Vec::new(),
@@ -170,10 +181,7 @@ impl<'a> Executor<'a> {
                 return;
             }
             match applied {
-                None => {
-                    self.create(&key, value, &descriptor, Operation::Create)
-                        .await
-                }
+                None => self.create(&key, value, &descriptor).await,
                 Some(old) if old == value => {
                     if let Some(node) = self.graph.get_mut(&key) {
                         node.state = ValueState::Configured;
@@ -191,11 +199,14 @@ impl<'a> Executor<'a> {
                         .update_with_recreate(&key, &old, &value, &metadata)
                         .await
                     {
-                        self.take_down(&key, ValueState::Pending).await;
+                        // As Ligato: deleted (REMOVED), then created again, its derived
+                        // values with it, all recorded as the re-creation.
+                        self.recreating.push(key.clone());
+                        self.take_down(&key, ValueState::Removed).await;
                         if self.graph.get(&key).is_some_and(|n| n.applied.is_none()) {
-                            self.create(&key, value, &descriptor, Operation::Recreate)
-                                .await;
+                            self.create(&key, value, &descriptor).await;
                         }
+                        self.recreating.pop();
                     } else {
                         self.update(&key, old, value, &descriptor).await;
                     }
@@ -218,6 +229,7 @@ impl<'a> Executor<'a> {
             node.state = ValueState::Configured;
             if changed {
                 self.push_op(key, Operation::Create, prev_state, None, None);
+                self.set_noop();
                 self.unlock(key).await;
             }
         } else if node.state != ValueState::Unimplemented {
@@ -225,13 +237,8 @@ impl<'a> Executor<'a> {
         }
     }
 
-    async fn create(
-        &mut self,
-        key: &str,
-        value: Value,
-        descriptor: &Arc<dyn Descriptor>,
-        operation: Operation,
-    ) {
+    async fn create(&mut self, key: &str, value: Value, descriptor: &Arc<dyn Descriptor>) {
+        let operation = Operation::Create;
         let (prev_state, prev_value) = self.before(key);
         let result = if self.dry_run {
             Ok(None)
@@ -391,6 +398,9 @@ impl<'a> Executor<'a> {
                         node.state = final_state;
                     }
                     self.push_op(&key, Operation::Delete, prev_state, prev_value, None);
+                    if is_external || descriptor.is_none() {
+                        self.set_noop();
+                    }
                 }
                 Err(error) => {
                     if let Some(descriptor) = descriptor {
@@ -464,6 +474,7 @@ impl<'a> Executor<'a> {
                             Operation::Create
                         };
                         self.push_op(key, operation, prev_state, prev_value, None);
+                        self.set_noop();
                         self.unlock(key).await;
                         self.observe_derived(key, &value, state).await;
                     }
@@ -488,6 +499,7 @@ impl<'a> Executor<'a> {
                         node.state = ValueState::Removed;
                     }
                     self.push_op(key, Operation::Delete, prev_state, prev_value, None);
+                    self.set_noop();
                     self.graph.remove(key);
                 }
             }
@@ -573,6 +585,35 @@ impl<'a> Executor<'a> {
             node.state = state;
         }
         self.push_op(key, operation, prev_state, prev_value, None);
+        self.set_noop();
+    }
+
+    /// Marks the operation just recorded as one that called no descriptor.
+    fn set_noop(&mut self) {
+        if let Some(op) = self.ops.last_mut() {
+            op.noop = true;
+        }
+    }
+
+    /// Whether `key` is, or is derived from, a value being re-created.
+    fn in_recreation(&self, key: &str) -> bool {
+        if self.recreating.is_empty() {
+            return false;
+        }
+        let mut at = Some(key.to_owned());
+        for _ in 0..64 {
+            let Some(current) = at else {
+                return false;
+            };
+            if self.recreating.contains(&current) {
+                return true;
+            }
+            at = self
+                .graph
+                .get(&current)
+                .and_then(|n| n.derived_from.clone());
+        }
+        false
     }
 
     fn before(&self, key: &str) -> (ValueState, Option<Value>) {
@@ -602,6 +643,17 @@ impl<'a> Executor<'a> {
             }
             None => (ValueState::Removed, None, false),
         };
+        // As Ligato: a re-creation's deletes, and the creates of what they deleted (a
+        // derived value new with the re-created value is only created).
+        let is_recreate = self.in_recreation(key)
+            && match operation {
+                Operation::Delete => {
+                    self.recreated.insert(key.to_owned());
+                    true
+                }
+                Operation::Create => self.recreated.contains(key),
+                Operation::Update => false,
+            };
         self.ops.push(RecordedOp {
             key: key.to_owned(),
             operation,
@@ -612,7 +664,10 @@ impl<'a> Executor<'a> {
             error,
             derived,
             was_pending: prev_state == ValueState::Pending,
+            is_recreate,
             is_revert: self.reverting,
+            is_retry: self.retrying,
+            noop: false,
         });
     }
 }

@@ -1,0 +1,148 @@
+//! The WASM harness: the scheduler in process with WASM descriptors, each a copy of the
+//! mock descriptor component (`guests/mock-descriptor`) named after its descriptor and
+//! configured with its [`MockDescArgs`] through the runtime's settings; the components share
+//! the mock southbound as a JSON file in a folder granted to them as `/mock`.
+
+use super::access::FileSouthbound;
+use super::args::MockDescArgs;
+use super::harness::Harness;
+use super::native::{
+    act_on_scheduler, act_on_southbound, invalid_keys, pop_operations, southbound_contents,
+};
+use super::scenario::Action;
+use super::southbound::MockOperation;
+use async_trait::async_trait;
+use reactor_host::kvscheduler::{Key, KvScheduler, TxnRecord, Value, ValueStatus, WasmDescriptor};
+use reactor_host::runtime::{
+    Access, ComponentSettings, DirGrant, Grants, Runtime, RuntimeConfig, RuntimeSettings, World,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The component every WASM mock descriptor is a copy of.
+pub const MOCK_COMPONENT: &str = "mock-descriptor";
+/// Where the guests see the folder of the mock southbound's state file.
+pub const MOCK_FOLDER: &str = "/mock";
+
+/// The runtime settings giving each descriptor its args and the shared folder.
+pub fn mock_settings(descriptors: &[MockDescArgs], folder: &Path) -> RuntimeSettings {
+    let mut settings = RuntimeSettings::default();
+    for args in descriptors {
+        settings.components.insert(
+            args.name.clone(),
+            ComponentSettings {
+                config: serde_json::to_value(args).ok(),
+                grants: Grants {
+                    dirs: vec![DirGrant {
+                        host: folder.to_owned(),
+                        guest: MOCK_FOLDER.to_owned(),
+                        mode: Access::ReadWrite,
+                    }],
+                },
+                ..ComponentSettings::default()
+            },
+        );
+    }
+    settings
+}
+
+/// Copies the mock descriptor component as `<dir>/<name>.wasm` for each descriptor.
+pub fn install_mock_descriptors(descriptors: &[MockDescArgs], dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let component = crate::built().join(format!("{MOCK_COMPONENT}.wasm"));
+    for args in descriptors {
+        std::fs::copy(&component, dir.join(format!("{}.wasm", args.name)))?;
+    }
+    Ok(())
+}
+
+/// A compile cache holding the mock descriptor, compiled once per test process.
+async fn warm_data_dir() -> anyhow::Result<&'static Path> {
+    static DATA: tokio::sync::OnceCell<PathBuf> = tokio::sync::OnceCell::const_new();
+    let data = DATA
+        .get_or_try_init(|| async {
+            let data = crate::target_tmpdir().join("mock-descriptor-data");
+            let runtime = Runtime::new(RuntimeConfig::new(&data))?;
+            let component = crate::built().join(format!("{MOCK_COMPONENT}.wasm"));
+            // Without a config it describes itself with an empty name: only the compile counts.
+            let _ = runtime.load_file(&component, World::Descriptor).await;
+            anyhow::Ok(data)
+        })
+        .await?;
+    Ok(data.as_path())
+}
+
+pub struct WasmHarness {
+    pub scheduler: KvScheduler,
+    tmp: tempfile::TempDir,
+    sb: Option<FileSouthbound>,
+    runtime: Option<Runtime>,
+}
+
+impl WasmHarness {
+    pub fn new() -> anyhow::Result<Self> {
+        Ok(Self {
+            scheduler: KvScheduler::new(),
+            tmp: tempfile::tempdir()?,
+            sb: None,
+            runtime: None,
+        })
+    }
+
+    fn sb(&self) -> anyhow::Result<&FileSouthbound> {
+        self.sb
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("the harness was not started"))
+    }
+}
+
+#[async_trait]
+impl Harness for WasmHarness {
+    async fn start(&mut self, descriptors: &[MockDescArgs]) -> anyhow::Result<()> {
+        let folder = self.tmp.path().join("mock");
+        self.sb = Some(FileSouthbound::create(&folder)?);
+        let components = self.tmp.path().join("components");
+        install_mock_descriptors(descriptors, &components)?;
+        let mut config = RuntimeConfig::new(warm_data_dir().await?);
+        config.settings = mock_settings(descriptors, &folder);
+        let runtime = Runtime::new(config)?;
+        for args in descriptors {
+            let path = components.join(format!("{}.wasm", args.name));
+            runtime.load_file(&path, World::Descriptor).await?;
+            let descriptor = WasmDescriptor::new(runtime.descriptor(&args.name))?;
+            self.scheduler
+                .register_descriptor(Arc::new(descriptor))
+                .await;
+        }
+        self.runtime = Some(runtime);
+        Ok(())
+    }
+
+    async fn act(&mut self, action: &Action) -> anyhow::Result<Vec<Key>> {
+        if act_on_southbound(self.sb()?, action)? {
+            return Ok(Vec::new());
+        }
+        Ok(act_on_scheduler(&self.scheduler, action).await)
+    }
+
+    async fn status(&mut self, key: &str) -> anyhow::Result<ValueStatus> {
+        Ok(self.scheduler.status(key).await)
+    }
+
+    async fn southbound(&mut self) -> anyhow::Result<BTreeMap<Key, Value>> {
+        southbound_contents(self.sb()?)
+    }
+
+    async fn pop_ops(&mut self) -> anyhow::Result<Vec<MockOperation>> {
+        pop_operations(self.sb()?)
+    }
+
+    async fn invalid_keys(&mut self) -> anyhow::Result<Vec<Key>> {
+        invalid_keys(self.sb()?)
+    }
+
+    async fn history(&mut self) -> anyhow::Result<Vec<TxnRecord>> {
+        Ok(self.scheduler.history().await)
+    }
+}
