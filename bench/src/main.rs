@@ -22,6 +22,7 @@ mod restart;
 mod scenarios;
 mod server;
 mod store;
+mod watches;
 
 use anyhow::bail;
 use clap::{Parser, Subcommand};
@@ -46,7 +47,7 @@ enum Command {
         /// The built components (scripts/build-components.sh OUT).
         components: PathBuf,
         /// Scenarios to run (default: all): store dispatch reload end-to-end fan-out
-        /// replicas kvscheduler restart languages memory hardening.
+        /// replicas kvscheduler restart languages memory hardening watches.
         scenarios: Vec<String>,
         #[command(flatten)]
         sizes: scenarios::Sizes,

@@ -18,6 +18,7 @@ pub const SCENARIOS: &[&str] = &[
     "languages",
     "memory",
     "hardening",
+    "watches",
 ];
 
 /// A whole run.

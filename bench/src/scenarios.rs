@@ -73,6 +73,7 @@ pub async fn run(names: &[String], components: &Path, sizes: &Sizes) -> Report {
                 crate::replicas::rows(&policy, &sizes.replica_counts, sizes.replica_objects).await
             }
             "kvscheduler" => crate::kvscheduler::rows(&sizes.kv_sizes).await,
+            "watches" => crate::watches::rows().await,
             other => Err(anyhow::anyhow!("unknown scenario {other}")),
         };
         let (rows, series) = rows.unwrap_or_else(|e| {

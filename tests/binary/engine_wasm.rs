@@ -47,6 +47,48 @@ fn events(host: &Host, name: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A watch by label selector (`selects("ProbeQuota", "spec.selector")`): a change to a quota
+/// runs again the probes its selector matches, before and after the change.
+#[test]
+fn an_object_selecting_probes_by_label_runs_them_again() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = probe_host(tmp.path(), 2);
+    for (name, team) in [("a1", "a"), ("a2", "a"), ("b1", "b")] {
+        apply(
+            &host,
+            &format!("kind: Probe\nname: {name}\nlabels: {{team: {team}}}\nspec: {{}}\n"),
+        );
+    }
+    let runs = |name: &str| events(&host, name).len();
+    for name in ["a1", "a2", "b1"] {
+        eventually(&format!("{name} created"), 30, || {
+            (runs(name) == 1).then_some(())
+        });
+    }
+    let quota =
+        |team: &str| format!("kind: ProbeQuota\nname: q\nspec: {{selector: {{team: {team}}}}}\n");
+    apply(&host, &quota("a"));
+    eventually("the quota runs a1 and a2 again", 30, || {
+        (runs("a1") == 2 && runs("a2") == 2).then_some(())
+    });
+    assert_eq!(
+        events(&host, "a1")[1],
+        "update:1->1",
+        "a run of the unchanged object"
+    );
+    // Selecting team b instead: the probes selected before and after run again.
+    apply(&host, &quota("b"));
+    eventually("a1, a2 and b1 run again", 30, || {
+        (runs("a1") == 3 && runs("a2") == 3 && runs("b1") == 2).then_some(())
+    });
+    let out = host.cli(&["delete", "ProbeQuota", "q"]);
+    assert!(out.status.success(), "{}", reactor_testkit::stderr(&out));
+    eventually("deleting the quota runs b1 again", 30, || {
+        (runs("b1") == 3).then_some(())
+    });
+    assert_eq!(runs("a1"), 3, "a1 was not selected by the deleted quota");
+}
+
 #[test]
 fn a_validate_refusal_reaches_the_cli_and_stores_nothing() {
     let tmp = tempfile::tempdir().expect("tempdir");

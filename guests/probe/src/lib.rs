@@ -88,7 +88,10 @@ struct Probe;
 
 impl Reactor for Probe {
     fn describe() -> Info {
-        Info::new("probe", ["Probe"]).handles_delete()
+        // A ProbeQuota selects probes by label: a change to one runs the probes it selects.
+        Info::new("probe", ["Probe"])
+            .handles_delete()
+            .selects("ProbeQuota", "spec.selector")
     }
 
     fn validate(obj: Object) -> Result<(), String> {
