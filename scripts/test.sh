@@ -15,6 +15,10 @@ REACTOR_TEST_STORE=etcd cargo test --workspace --no-fail-fast --test binary "$@"
     agent_scheduler:: agents:: cli_bad_input:: cli_flow:: components_api:: engine_wasm:: harden:: \
     ownership:: \
     || status=$?
+# Components built against reactor:host@0.1.0 still behave as before: the agents suite again
+# with the Policy reactor kept from that version (tests/fixtures/reactor-host-0.1.0/).
+REACTOR_TEST_POLICY=0.1.0 cargo test --workspace --no-fail-fast --test binary "$@" -- agents:: \
+    || status=$?
 # The first run of a new user: ./run.sh from a clean clone, its demo checked through the CLI.
 scripts/test-first-run.sh || status=$?
 exit "$status"

@@ -49,6 +49,91 @@ fn apply(host: &Host, text: &str) -> u64 {
     applied_revision(&stdout(&out), &format!("Policy/{first}"))
 }
 
+/// A hostile guest (guests/misbehave) told to write, delete and read what it does not own:
+/// refused with `denied`, nothing changes; and one declaring a host kind is not loaded.
+#[test]
+fn a_guest_writes_only_what_it_owns_and_never_host_kinds() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    reactor_testkit::install("misbehave", &data.join("components"));
+    let host = Host::start(&data, &[]);
+    host.wait_ready("misbehave");
+    reactor_testkit::policy::apply(&host, "kind: Gadget\nname: users\nspec: {mine: true}\n");
+    let orders = [
+        (
+            "forge",
+            "{do: write, kind: NimbusItem, name: forged}",
+            "reserved to the host",
+        ),
+        (
+            "agent",
+            "{do: write, kind: Agent, name: fake}",
+            "reserved to the host",
+        ),
+        (
+            "read",
+            "{do: read, kind: NimbusReport}",
+            "reserved to the host",
+        ),
+        (
+            "take",
+            "{do: write, kind: Gadget, name: users}",
+            "not created by a reactor",
+        ),
+        (
+            "drop",
+            "{do: remove, kind: Gadget, name: users}",
+            "not created by this reactor",
+        ),
+    ];
+    for (name, order, _) in &orders {
+        reactor_testkit::policy::apply(
+            &host,
+            &format!("kind: Chaos\nname: {name}\nspec: {order}\n"),
+        );
+    }
+    for (name, _, refusal) in &orders {
+        let error = eventually(&format!("{name} is refused"), 30, || {
+            let object = reactor_testkit::get_json(&host, &["Chaos", name]);
+            object["status"]["reconcile"]["misbehave"]["lastError"]
+                .as_str()
+                .map(str::to_owned)
+        });
+        assert!(
+            error.contains("Denied") && error.contains(refusal),
+            "{name}: {error}"
+        );
+    }
+    let users = reactor_testkit::get_json(&host, &["Gadget", "users"]);
+    assert_eq!(
+        users["spec"],
+        json!({"mine": true}),
+        "the user's object is untouched"
+    );
+    assert!(users["meta"]["owner"].is_null());
+    let items = reactor_testkit::get_json(&host, &["NimbusItem"]);
+    assert_eq!(items["items"], json!([]), "no item was forged");
+
+    // A reactor declaring a host kind as its own is not loaded, with the reason.
+    let config = tmp.path().join("reactor.yaml");
+    std::fs::write(
+        &config,
+        "components:\n  misbehave:\n    revision: 1\n    config: {kinds: [NimbusItem]}\n",
+    )
+    .expect("config");
+    let data2 = tmp.path().join("data2");
+    reactor_testkit::install("misbehave", &data2.join("components"));
+    let host2 = Host::start(&data2, &["--config", config.to_str().expect("utf8")]);
+    let listed = eventually("misbehave fails to load", 60, || {
+        let line = stdout(&host2.cli(&["components"]))
+            .lines()
+            .find(|l| l.starts_with("misbehave "))?
+            .to_owned();
+        line.contains("failed").then_some(line)
+    });
+    assert!(listed.contains("reserved to the host"), "{listed}");
+}
+
 #[test]
 fn api_apply_with_a_stale_revision_is_a_conflict_and_changes_nothing() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -380,6 +465,8 @@ fn open_umask(args: &[&str]) -> std::process::Command {
 fn data_folders_are_private_and_tokens_are_read_from_files() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let data = tmp.path().join("data");
+    // A component, so that its compiled code is cached in the data folder too.
+    reactor_testkit::install("version-1", &tmp.path().join("components"));
     let mut serve = open_umask(&["serve", "--listen", "127.0.0.1:0", "--data"])
         .arg(&data)
         .arg("--components")
@@ -403,6 +490,22 @@ fn data_folders_are_private_and_tokens_are_read_from_files() {
     assert_eq!(mode(&data), 0o700, "data folder");
     assert_eq!(mode(&data.join("token")), 0o600, "token");
     assert_eq!(mode(&data.join("store.redb")), 0o600, "store");
+    let cache = data.join("cache");
+    let cached = eventually("the component's compiled code is cached", 120, || {
+        let files: Vec<_> = std::fs::read_dir(&cache)
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .collect();
+        let settled = files
+            .iter()
+            .all(|f| f.extension().is_some_and(|e| e == "cwasm" || e == "sha256"));
+        (files.len() >= 2 && settled).then_some(files)
+    });
+    assert_eq!(mode(&cache), 0o700, "cache folder");
+    for file in &cached {
+        assert_eq!(mode(file), 0o600, "{}", file.display());
+    }
 
     // A client given only a token file: no --token, no token in its --data.
     let token_file = tmp.path().join("token-copy");

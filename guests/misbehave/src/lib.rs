@@ -29,13 +29,28 @@ enum Order {
     Print { text: String },
     /// Sleep (a WASI clock wait, which yields to the host), then report.
     Sleep { ms: u64 },
+    /// Apply an object of `kind`/`name` through the store import.
+    Write { kind: String, name: String },
+    /// Delete `kind`/`name` through the store import.
+    Remove { kind: String, name: String },
+    /// List the objects of `kind` through the store import.
+    Read { kind: String },
+}
+
+/// The component config: which kinds to declare (default `Chaos`).
+#[derive(Deserialize)]
+struct Config {
+    kinds: Vec<String>,
 }
 
 struct Misbehave;
 
 impl Reactor for Misbehave {
     fn describe() -> Info {
-        Info::new("misbehave", ["Chaos"])
+        match reactor_sdk::config::get::<Config>() {
+            Ok(Some(config)) => Info::new("misbehave", config.kinds),
+            _ => Info::new("misbehave", ["Chaos"]),
+        }
     }
 
     fn on_create(obj: Object) -> Result<Action, Error> {
@@ -72,6 +87,26 @@ impl Reactor for Misbehave {
             Order::Sleep { ms } => {
                 std::thread::sleep(std::time::Duration::from_millis(ms));
                 serde_json::json!({"calls": calls, "slept": ms})
+            }
+            Order::Write { kind, name } => {
+                let object = Object {
+                    kind: kind.clone(),
+                    name: name.clone(),
+                    labels: Vec::new(),
+                    spec: "{\"forged\": true}".into(),
+                    status: None,
+                    meta: None,
+                };
+                store::apply(&object).map_err(|e| Error::permanent(format!("{e:?}")))?;
+                serde_json::json!({"calls": calls, "wrote": format!("{kind}/{name}")})
+            }
+            Order::Remove { kind, name } => {
+                store::delete(&kind, &name).map_err(|e| Error::permanent(format!("{e:?}")))?;
+                serde_json::json!({"calls": calls, "removed": format!("{kind}/{name}")})
+            }
+            Order::Read { kind } => {
+                let found = store::list(&kind, &[]).map_err(|e| Error::permanent(format!("{e:?}")))?;
+                serde_json::json!({"calls": calls, "read": found.len()})
             }
             Order::Print { text } => {
                 println!("{text} (stdout)");

@@ -128,7 +128,8 @@ impl Reconciler {
 fn offer(run: &Arc<Attachment>, event: &ReflectorEvent) {
     run.secondaries.primary_changed(event);
     let key = event.object().key();
-    if matches!(event, ReflectorEvent::Deleted(_)) && !run.watched.is_empty() {
+    if matches!(event, ReflectorEvent::Deleted(_)) && !run.secondaries.children_of(&key).is_empty()
+    {
         // The owner is gone: so are its children (in the background, like Kubernetes').
         let (run, owner) = (run.clone(), key.clone());
         tokio::spawn(async move { collector::collect_children(&run, &owner).await });

@@ -116,17 +116,19 @@ impl Cache {
         let code = component
             .serialize()
             .map_err(|e| format!("serialize: {e}"))?;
-        std::fs::create_dir_all(&self.dir)
+        // Private like the rest of the data folder (0700, files 0600), whatever the umask.
+        crate::private::create_dir(&self.dir)
             .map_err(|e| format!("create {}: {e}", self.dir.display()))?;
         let (code_path, sum_path) = self.paths(wasm_sha256);
-        let tmp = code_path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, &code).map_err(|e| format!("write {}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, &code_path).map_err(|e| format!("rename {}: {e}", tmp.display()))?;
+        let write = |path: &Path, bytes: &[u8]| -> Result<(), String> {
+            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+            std::fs::write(&tmp, bytes).map_err(|e| format!("write {}: {e}", tmp.display()))?;
+            crate::private::restrict_file(&tmp)
+                .map_err(|e| format!("restrict {}: {e}", tmp.display()))?;
+            std::fs::rename(&tmp, path).map_err(|e| format!("rename {}: {e}", tmp.display()))
+        };
+        write(&code_path, &code)?;
         // The checksum goes last: an entry without it is never trusted.
-        let tmp = sum_path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, sha256_hex(&code))
-            .map_err(|e| format!("write {}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, &sum_path).map_err(|e| format!("rename {}: {e}", tmp.display()))?;
-        Ok(())
+        write(&sum_path, sha256_hex(&code).as_bytes())
     }
 }
