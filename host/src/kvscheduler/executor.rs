@@ -473,8 +473,8 @@ impl<'a> Executor<'a> {
                         } else {
                             Operation::Create
                         };
+                        // Not a NOOP in Ligato's records: the value did change.
                         self.push_op(key, operation, prev_state, prev_value, None);
-                        self.set_noop();
                         self.unlock(key).await;
                         self.observe_derived(key, &value, state).await;
                     }
@@ -499,7 +499,6 @@ impl<'a> Executor<'a> {
                         node.state = ValueState::Removed;
                     }
                     self.push_op(key, Operation::Delete, prev_state, prev_value, None);
-                    self.set_noop();
                     self.graph.remove(key);
                 }
             }

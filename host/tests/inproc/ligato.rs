@@ -1,7 +1,9 @@
-//! Ligato's KV scheduler tests (vpp-agent `plugins/kvscheduler/*_test.go`), ported as one
-//! scenario list in `reactor-testkit`, run here in process on two harnesses: native mock
-//! descriptors, and the same mock descriptor as WASM components (`guests/mock-descriptor`).
-//! The agent harness runs the list through a real agent (tests/binary/agent_scheduler.rs).
+//! Ligato's KV scheduler tests (vpp-agent `plugins/kvscheduler/*_test.go`) and the
+//! project's own scenarios, one scenario list in `reactor-testkit`, run here in process on
+//! two harnesses on paused time (every step runs, also those needing controlled time):
+//! native mock descriptors, and the same mock descriptor as WASM components
+//! (`guests/mock-descriptor`). The agent harness runs the list through a real agent
+//! (tests/binary/agent_scheduler.rs).
 
 use reactor_testkit::kv::{Harness, NativeHarness, WasmHarness, ported, run};
 
@@ -57,4 +59,16 @@ ported!(
     resync_with_retry,
     notifications,
     notifications_with_retry,
+    dependant_waits_for_its_dependency,
+    derived_value_waits_for_another_value,
+    recreated_value_takes_its_dependant_down_and_back,
+    any_of_dependency_loses_its_last_match,
+    revert_of_new_values,
+    invalid_and_unimplemented_values,
+    obtained_and_managed_keys_are_refused,
+    failed_create_retried_with_backoff,
+    non_retriable_failure_stays_failed,
+    newer_change_supersedes_a_scheduled_retry,
+    downstream_resync_heals_drift,
+    descriptor_registered_late_then_replaced,
 );

@@ -5,18 +5,21 @@
 
 use super::access::FileSouthbound;
 use super::args::MockDescArgs;
-use super::harness::Harness;
+use super::harness::{Harness, Outcome};
 use super::native::{act_on_southbound, invalid_keys, pop_operations, southbound_contents};
-use super::scenario::Action;
+use super::scenario::{Action, Retry};
 use super::southbound::MockOperation;
-use super::wasm::{install_mock_descriptors, mock_settings};
+use super::wasm::{MOCK_COMPONENT, install_mock_descriptors, mock_settings, put_descriptor};
 use crate::{Agent, Host};
 use async_trait::async_trait;
 use reactor_host::agent::SchedulerClient;
 use reactor_host::agent::http::{ResyncRequest, RetryRequest, TxnAnswer, TxnRequest};
-use reactor_host::kvscheduler::{Key, TxnRecord, Value, ValueStatus};
+use reactor_host::kvscheduler::{Dump, Key, TimelineEntry, TxnRecord, TxnType, Value, ValueStatus};
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long a descriptor registered while running may take to serve.
+const REGISTER_DEADLINE: Duration = Duration::from_secs(60);
 
 pub struct AgentHarness {
     tmp: tempfile::TempDir,
@@ -24,6 +27,7 @@ pub struct AgentHarness {
     agent: Option<Agent>,
     client: Option<SchedulerClient>,
     sb: Option<FileSouthbound>,
+    descriptors: Vec<MockDescArgs>,
 }
 
 impl AgentHarness {
@@ -34,7 +38,64 @@ impl AgentHarness {
             agent: None,
             client: None,
             sb: None,
+            descriptors: Vec::new(),
         })
+    }
+
+    fn config_path(&self) -> std::path::PathBuf {
+        self.tmp.path().join("descriptors.yaml")
+    }
+
+    fn components_dir(&self) -> std::path::PathBuf {
+        self.tmp.path().join("mock-descriptors")
+    }
+
+    /// Writes the agent's `--config` file for the descriptors (JSON is YAML), by a rename.
+    fn write_config(&self) -> anyhow::Result<()> {
+        let settings = mock_settings(&self.descriptors, &self.tmp.path().join("mock"));
+        let partial = self.config_path().with_extension("partial");
+        std::fs::write(&partial, serde_json::to_vec(&settings)?)?;
+        std::fs::rename(&partial, self.config_path())?;
+        Ok(())
+    }
+
+    /// A new descriptor is a new file in the descriptors folder (its config entry written
+    /// first): the agent registers it and resyncs, and this waits for that resync's record.
+    /// A new version is a config entry with a higher revision: the agent reloads the
+    /// component, and this waits until the descriptor serves with that revision.
+    async fn register(&mut self, args: &MockDescArgs) -> anyhow::Result<Outcome> {
+        let new = put_descriptor(&mut self.descriptors, args);
+        let client = self.client()?.clone();
+        let last = client.history(None).await?.iter().map(|r| r.seq).max();
+        self.write_config()?;
+        if new {
+            install_mock_descriptors(std::slice::from_ref(args), &self.components_dir())?;
+        }
+        let deadline = Instant::now() + REGISTER_DEADLINE;
+        loop {
+            let done = if new {
+                let history = client.history(None).await?;
+                history.iter().find_map(|r| {
+                    (Some(r.seq) > last && r.txn_type == TxnType::DownstreamResync)
+                        .then(|| failures(r.clone()))
+                })
+            } else {
+                let serving = client.descriptors().await?.into_iter().any(|d| {
+                    d.name == args.name && d.serving && d.revision == u64::from(args.version)
+                });
+                serving.then(Outcome::default)
+            };
+            if let Some(outcome) = done {
+                return Ok(outcome);
+            }
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "descriptor {} (v{}, a copy of {MOCK_COMPONENT}) not serving after {REGISTER_DEADLINE:?}",
+                args.name,
+                args.version
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// The client of the agent's API, once started.
@@ -64,27 +125,38 @@ impl AgentHarness {
 }
 
 /// A scenario's retries as the API takes them; `None` is no retry at all.
-fn retry(retry: Option<(Duration, u32)>) -> Option<RetryRequest> {
-    let (period, attempts) = retry.unwrap_or_default();
+fn retry(retry: Option<Retry>) -> Option<RetryRequest> {
+    let Some(retry) = retry else {
+        return Some(RetryRequest {
+            period_ms: 0,
+            attempts: 0,
+            backoff: false,
+        });
+    };
     Some(RetryRequest {
-        period_ms: u64::try_from(period.as_millis()).unwrap_or(u64::MAX),
-        attempts,
-        backoff: false,
+        period_ms: u64::try_from(retry.period.as_millis()).unwrap_or(u64::MAX),
+        attempts: retry.attempts,
+        backoff: retry.backoff,
     })
 }
 
-fn failures(answer: TxnAnswer) -> Vec<Key> {
-    answer
-        .record
-        .failures()
-        .into_iter()
-        .map(|(k, _)| k)
-        .collect()
+fn failures(record: TxnRecord) -> Outcome {
+    Outcome {
+        failed: record.failures().into_iter().map(|(k, _)| k).collect(),
+        ..Outcome::default()
+    }
 }
 
-/// A transaction refused before it ran (a key owned by the other side) fails for the keys
-/// its error names.
-fn refused(error: &reactor_host::api::ClientError, keys: &[&Key]) -> anyhow::Result<Vec<Key>> {
+fn answered(answer: TxnAnswer) -> Outcome {
+    Outcome {
+        reverted: answer.reverted,
+        ..failures(answer.record)
+    }
+}
+
+/// A transaction refused before it ran (a key owned by the other side) is refused for the
+/// keys its error names.
+fn refused(error: &reactor_host::api::ClientError, keys: &[&Key]) -> anyhow::Result<Outcome> {
     let message = error.to_string();
     let named: Vec<Key> = keys
         .iter()
@@ -92,23 +164,22 @@ fn refused(error: &reactor_host::api::ClientError, keys: &[&Key]) -> anyhow::Res
         .map(|k| (*k).clone())
         .collect();
     anyhow::ensure!(!named.is_empty(), "the agent's API failed: {message}");
-    Ok(named)
+    Ok(Outcome {
+        refused: named,
+        ..Outcome::default()
+    })
 }
 
 #[async_trait]
 impl Harness for AgentHarness {
     async fn start(&mut self, descriptors: &[MockDescArgs]) -> anyhow::Result<()> {
         let dir = self.tmp.path().to_owned();
-        let folder = dir.join("mock");
-        self.sb = Some(FileSouthbound::create(&folder)?);
-        let components = dir.join("mock-descriptors");
+        self.sb = Some(FileSouthbound::create(&dir.join("mock"))?);
+        let components = self.components_dir();
         install_mock_descriptors(descriptors, &components)?;
-        // JSON is YAML: the settings as the agent's --config file.
-        let config = dir.join("descriptors.yaml");
-        std::fs::write(
-            &config,
-            serde_json::to_vec(&mock_settings(descriptors, &folder))?,
-        )?;
+        self.descriptors = descriptors.to_vec();
+        self.write_config()?;
+        let config = self.config_path();
         let (host, agent) = tokio::task::block_in_place(|| {
             let host = Host::start(&dir.join("data"), &[]);
             let components = components.to_string_lossy().into_owned();
@@ -138,9 +209,12 @@ impl Harness for AgentHarness {
         Ok(())
     }
 
-    async fn act(&mut self, action: &Action) -> anyhow::Result<Vec<Key>> {
+    async fn act(&mut self, action: &Action) -> anyhow::Result<Outcome> {
         if act_on_southbound(self.sb()?, action)? {
-            return Ok(Vec::new());
+            return Ok(Outcome::default());
+        }
+        if let Action::Register(args) = action {
+            return self.register(args).await;
         }
         let client = self.client()?;
         match action {
@@ -156,7 +230,7 @@ impl Harness for AgentHarness {
                     ..TxnRequest::default()
                 };
                 match client.txn(&request).await {
-                    Ok(answer) => Ok(failures(answer)),
+                    Ok(answer) => Ok(answered(answer)),
                     Err(error) => refused(&error, &request.values.keys().collect::<Vec<_>>()),
                 }
             }
@@ -168,19 +242,29 @@ impl Harness for AgentHarness {
                     values: Some(values.iter().cloned().collect()),
                     retry: retry(*retries),
                 };
-                Ok(failures(client.resync_with(&request).await?))
+                Ok(answered(client.resync_with(&request).await?))
             }
-            Action::DownstreamResync => Ok(failures(client.resync().await?)),
+            Action::DownstreamResync => Ok(answered(client.resync().await?)),
             Action::Notify(key, value) => match client.notify(key, value.clone()).await {
-                Ok(answer) => Ok(failures(answer)),
+                Ok(answer) => Ok(answered(answer)),
                 Err(error) => refused(&error, &[key]),
             },
             Action::Wait(duration) => {
                 tokio::time::sleep(*duration).await;
-                Ok(Vec::new())
+                Ok(Outcome::default())
             }
-            Action::SbSet { .. } | Action::PlanError { .. } => Ok(Vec::new()),
+            Action::SbSet { .. } | Action::PlanError { .. } | Action::Register(_) => {
+                Ok(Outcome::default())
+            }
         }
+    }
+
+    async fn dump(&mut self) -> anyhow::Result<Dump> {
+        Ok(self.client()?.dump().await?)
+    }
+
+    async fn timeline(&mut self, key: &str) -> anyhow::Result<Vec<TimelineEntry>> {
+        Ok(self.client()?.timeline(key).await?)
     }
 
     async fn status(&mut self, key: &str) -> anyhow::Result<ValueStatus> {

@@ -62,6 +62,10 @@ pub struct MockDescArgs {
     /// Error messages that are not worth a retry.
     #[serde(default)]
     pub non_retriable: Vec<String>,
+    /// The version of the descriptor, shown with its operations when above 0; a new
+    /// version of a registered descriptor has a higher one (also its config revision).
+    #[serde(default)]
+    pub version: u32,
 }
 
 impl MockDescArgs {
@@ -139,6 +143,11 @@ impl MockDescArgs {
 
     pub fn non_retriable(mut self, error: &str) -> Self {
         self.non_retriable.push(error.to_owned());
+        self
+    }
+
+    pub fn version(mut self, version: u32) -> Self {
+        self.version = version;
         self
     }
 

@@ -47,7 +47,7 @@ pub fn create(
     let index = *sb.next_index.get(&args.name).unwrap_or(&args.first_index);
     let metadata = (args.with_metadata && !args.is_derived_key(key)).then(|| index.to_string());
     sb.execute(
-        &args.name,
+        (&args.name, args.version),
         MockOpType::Create,
         key,
         Some(value.clone()),
@@ -71,7 +71,7 @@ pub fn update(
     check_mine(args, sb, key);
     check_current(sb, key, old, metadata);
     sb.execute(
-        &args.name,
+        (&args.name, args.version),
         MockOpType::Update,
         key,
         Some(new.clone()),
@@ -89,7 +89,13 @@ pub fn delete(
 ) -> Result<(), String> {
     check_mine(args, sb, key);
     check_current(sb, key, value, metadata);
-    sb.execute(&args.name, MockOpType::Delete, key, None, None)
+    sb.execute(
+        (&args.name, args.version),
+        MockOpType::Delete,
+        key,
+        None,
+        None,
+    )
 }
 
 /// The values under the descriptor's prefix, base values only unless `retrieve_derived`
@@ -109,7 +115,7 @@ pub fn retrieve(
         .filter(|(k, _)| args.retrieve_derived || !args.is_derived_key(k))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    sb.log_retrieve(&args.name, correlate);
+    sb.log_retrieve((&args.name, args.version), correlate);
     Some(found)
 }
 

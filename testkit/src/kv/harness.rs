@@ -6,22 +6,39 @@ use super::record::op_line;
 use super::scenario::{Action, Expect, Scenario};
 use super::southbound::MockOperation;
 use async_trait::async_trait;
-use reactor_host::kvscheduler::{Key, TxnRecord, Value, ValueStatus};
+use reactor_host::kvscheduler::{
+    Dump, Key, TimelineEntry, TxnRecord, Value, ValueState, ValueStatus,
+};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// How long a harness on real time waits for a step's retries to show.
 const SETTLE: Duration = Duration::from_secs(30);
 
+/// What an action reported.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// Keys whose operations failed.
+    pub failed: Vec<Key>,
+    /// Keys the action was refused for before anything ran.
+    pub refused: Vec<Key>,
+    /// The failed transaction was reverted.
+    pub reverted: bool,
+}
+
 /// A way to run the scheduler: in process with native or WASM descriptors, or an agent.
 #[async_trait]
 pub trait Harness: Send {
     /// Registers the scenario's descriptors; called once before the first step.
     async fn start(&mut self, descriptors: &[MockDescArgs]) -> anyhow::Result<()>;
-    /// Runs one action; `Ok` holds the keys reported as failed.
-    async fn act(&mut self, action: &Action) -> anyhow::Result<Vec<Key>>;
+    /// Runs one action and says what it reported.
+    async fn act(&mut self, action: &Action) -> anyhow::Result<Outcome>;
     /// The status of one value.
     async fn status(&mut self, key: &str) -> anyhow::Result<ValueStatus>;
+    /// A dump of every view (it retrieves the southbound).
+    async fn dump(&mut self) -> anyhow::Result<Dump>;
+    /// The states one value went through.
+    async fn timeline(&mut self, key: &str) -> anyhow::Result<Vec<TimelineEntry>>;
     /// The whole southbound.
     async fn southbound(&mut self) -> anyhow::Result<BTreeMap<Key, Value>>;
     /// Operations done in the southbound since the last call.
@@ -30,8 +47,9 @@ pub trait Harness: Send {
     async fn invalid_keys(&mut self) -> anyhow::Result<Vec<Key>>;
     /// Every transaction record the scheduler keeps, oldest first.
     async fn history(&mut self) -> anyhow::Result<Vec<TxnRecord>>;
-    /// Whether time runs for real (an agent process): after a `Wait` the runner polls until
-    /// the step's expectations hold (up to a deadline) instead of checking once.
+    /// Whether time runs for real (an agent process): after a `Wait` or a `Register` the
+    /// runner polls until the step's expectations hold (up to a deadline) instead of
+    /// checking once, and steps that need controlled time are skipped.
     fn real_time(&self) -> bool {
         false
     }
@@ -87,6 +105,55 @@ async fn check(
             "{here}: state of {key} is {got}, expected {expected}"
         );
     }
+    for (key, parent) in &expect.derived_from {
+        let got = harness.status(key).await?.derived_from;
+        anyhow::ensure!(
+            got.as_ref() == Some(parent),
+            "{here}: {key} is derived from {got:?}, expected {parent}"
+        );
+    }
+    for (key, message) in &expect.invalid {
+        let got = harness.status(key).await?.invalid.map(|i| i.message);
+        anyhow::ensure!(
+            got.as_ref() == Some(message),
+            "{here}: {key} is invalid for {got:?}, expected {message:?}"
+        );
+    }
+    for (key, error) in &expect.errors {
+        let got = harness.status(key).await?.error;
+        anyhow::ensure!(
+            got.as_ref() == Some(error),
+            "{here}: the error of {key} is {got:?}, expected {error:?}"
+        );
+    }
+    for (key, expected) in &expect.timeline {
+        let got: Vec<ValueState> = harness
+            .timeline(key)
+            .await?
+            .into_iter()
+            .map(|e| e.new_state)
+            .collect();
+        anyhow::ensure!(
+            &got == expected,
+            "{here}: {key} went through {got:?}, expected {expected:?}"
+        );
+    }
+    if let Some(expected) = &expect.missing {
+        let got: Vec<Key> = harness
+            .dump()
+            .await?
+            .retrieved
+            .into_iter()
+            .filter(|s| s.state == ValueState::Missing)
+            .map(|s| s.key)
+            .collect();
+        // The dump's own retrieves are not the step's.
+        harness.pop_ops().await?;
+        anyhow::ensure!(
+            &got == expected,
+            "{here}: the dump shows {got:?} MISSING, expected {expected:?}"
+        );
+    }
     for (key, expected) in &expect.waiting {
         let got: Vec<String> = harness
             .status(key)
@@ -136,7 +203,16 @@ async fn check(
     Ok(())
 }
 
+/// Sorted and without duplicates, for comparing key lists.
+fn key_set(keys: &[Key]) -> Vec<Key> {
+    let mut keys = keys.to_vec();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
 /// Plays `scenario` on `harness`; the error names the scenario, the step and what differs.
+/// A harness on real time skips the steps that need controlled time.
 pub async fn run(scenario: &Scenario, harness: &mut dyn Harness) -> anyhow::Result<()> {
     let at = |i: usize, note: &str| {
         format!(
@@ -157,21 +233,33 @@ pub async fn run(scenario: &Scenario, harness: &mut dyn Harness) -> anyhow::Resu
         .max()
         .unwrap_or(0);
     for (i, step) in scenario.steps.iter().enumerate() {
+        if step.controlled_time && harness.real_time() {
+            continue;
+        }
         let here = at(i, step.note);
-        let mut failed = harness
+        let outcome = harness
             .act(&step.action)
             .await
             .map_err(|e| e.context(here.clone()))?;
-        failed.sort();
-        failed.dedup();
-        let mut expected_failed = step.expect.failed.clone();
-        expected_failed.sort();
+        let (failed, expected) = (key_set(&outcome.failed), key_set(&step.expect.failed));
         anyhow::ensure!(
-            failed == expected_failed,
-            "{here}: failed keys {failed:?}, expected {expected_failed:?}"
+            failed == expected,
+            "{here}: failed keys {failed:?}, expected {expected:?}"
+        );
+        let (refused, expected) = (key_set(&outcome.refused), key_set(&step.expect.refused));
+        anyhow::ensure!(
+            refused == expected,
+            "{here}: refused keys {refused:?}, expected {expected:?}"
+        );
+        anyhow::ensure!(
+            outcome.reverted == step.expect.reverted,
+            "{here}: reverted {}, expected {}",
+            outcome.reverted,
+            step.expect.reverted
         );
         let mut seen = Seen::default();
-        let settle = matches!(step.action, Action::Wait(_)) && harness.real_time();
+        let settle =
+            matches!(step.action, Action::Wait(_) | Action::Register(_)) && harness.real_time();
         let deadline = Instant::now() + SETTLE;
         loop {
             match check(harness, &step.expect, &mut seen, last_seq, &here).await {

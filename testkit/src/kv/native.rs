@@ -4,12 +4,13 @@
 use super::access::SouthboundAccess;
 use super::args::MockDescArgs;
 use super::descriptor::{MockDescriptor, MockSouthbound};
-use super::harness::Harness;
-use super::scenario::Action;
+use super::harness::{Harness, Outcome};
+use super::scenario::{Action, Retry};
 use super::southbound::{MockOperation, Origin, PlannedError, SouthboundState};
 use async_trait::async_trait;
 use reactor_host::kvscheduler::{
-    Key, KvScheduler, Resync, RetryOptions, TxnError, TxnOptions, TxnRecord, Value, ValueStatus,
+    Dump, Key, KvScheduler, Resync, RetryOptions, TimelineEntry, TxnError, TxnOptions, TxnRecord,
+    Value, ValueStatus,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -21,27 +22,41 @@ pub struct NativeHarness {
     pub sb: Arc<MockSouthbound>,
 }
 
-/// The keys of failed operations of a transaction's outcome.
-pub fn failed_keys<T>(result: Result<T, TxnError>) -> Vec<Key> {
+/// What a transaction's result reports: failed keys, refused ones, reverted or not.
+pub fn outcome<T>(result: Result<T, TxnError>) -> Outcome {
     match result {
-        Ok(_) => Vec::new(),
-        Err(TxnError::Failed { record, .. }) => {
-            record.failures().into_iter().map(|(k, _)| k).collect()
-        }
-        Err(TxnError::ObtainedKey(key) | TxnError::ManagedKey(key)) => vec![key],
+        Ok(_) => Outcome::default(),
+        Err(TxnError::Failed { record, reverted }) => Outcome {
+            failed: record.failures().into_iter().map(|(k, _)| k).collect(),
+            refused: Vec::new(),
+            reverted,
+        },
+        Err(TxnError::ObtainedKey(key) | TxnError::ManagedKey(key)) => Outcome {
+            refused: vec![key],
+            ..Outcome::default()
+        },
     }
 }
 
 /// Transaction options of a scenario's `Txn`.
-pub fn txn_options(revert: bool, retry: Option<(std::time::Duration, u32)>) -> TxnOptions {
+pub fn txn_options(revert: bool, retry: Option<Retry>) -> TxnOptions {
     if revert {
         return TxnOptions::revert();
     }
-    TxnOptions::best_effort(retry.map(|(period, max_attempts)| RetryOptions {
-        period,
-        max_attempts,
-        exponential_backoff: false,
+    TxnOptions::best_effort(retry.map(|retry| RetryOptions {
+        period: retry.period,
+        max_attempts: retry.attempts,
+        exponential_backoff: retry.backoff,
     }))
+}
+
+/// After registering a descriptor: a new one is followed by a downstream resync, as the
+/// agent does (see [`Action::Register`]).
+pub async fn after_register(scheduler: &KvScheduler, new: bool) -> Outcome {
+    if !new {
+        return Outcome::default();
+    }
+    outcome(scheduler.resync(Resync::Downstream).await)
 }
 
 /// Applies the southbound-side actions (the same on every harness); false for the others.
@@ -77,32 +92,31 @@ pub fn act_on_southbound(sb: &impl SouthboundAccess, action: &Action) -> anyhow:
     }
 }
 
-/// Runs a scheduler-side action; shared by the in-process harnesses.
-pub async fn act_on_scheduler(scheduler: &KvScheduler, action: &Action) -> Vec<Key> {
+/// Runs a scheduler-side action (not `Register`, which each harness does its way);
+/// shared by the in-process harnesses.
+pub async fn act_on_scheduler(scheduler: &KvScheduler, action: &Action) -> Outcome {
     match action {
         Action::Txn {
             values,
             revert,
             retry,
-        } => failed_keys(
+        } => outcome(
             scheduler
                 .transaction(values.clone(), txn_options(*revert, *retry))
                 .await,
         ),
-        Action::Resync { values, retry } => failed_keys(
+        Action::Resync { values, retry } => outcome(
             scheduler
                 .resync_with(Resync::Full(values.clone()), txn_options(false, *retry))
                 .await,
         ),
-        Action::DownstreamResync => failed_keys(scheduler.resync(Resync::Downstream).await),
-        Action::Notify(key, value) => {
-            failed_keys(scheduler.notify(key.clone(), value.clone()).await)
-        }
+        Action::DownstreamResync => outcome(scheduler.resync(Resync::Downstream).await),
+        Action::Notify(key, value) => outcome(scheduler.notify(key.clone(), value.clone()).await),
         Action::Wait(duration) => {
             tokio::time::sleep(*duration).await;
-            Vec::new()
+            Outcome::default()
         }
-        Action::SbSet { .. } | Action::PlanError { .. } => Vec::new(),
+        Action::SbSet { .. } | Action::PlanError { .. } | Action::Register(_) => Outcome::default(),
     }
 }
 
@@ -131,15 +145,31 @@ impl Harness for NativeHarness {
         Ok(())
     }
 
-    async fn act(&mut self, action: &Action) -> anyhow::Result<Vec<Key>> {
+    async fn act(&mut self, action: &Action) -> anyhow::Result<Outcome> {
         if act_on_southbound(self.sb.as_ref(), action)? {
-            return Ok(Vec::new());
+            return Ok(Outcome::default());
+        }
+        if let Action::Register(args) = action {
+            let new = !self.scheduler.descriptors().await.contains(&args.name);
+            let descriptor = MockDescriptor::new(args.clone(), self.sb.clone());
+            self.scheduler
+                .register_descriptor(Arc::new(descriptor))
+                .await;
+            return Ok(after_register(&self.scheduler, new).await);
         }
         Ok(act_on_scheduler(&self.scheduler, action).await)
     }
 
     async fn status(&mut self, key: &str) -> anyhow::Result<ValueStatus> {
         Ok(self.scheduler.status(key).await)
+    }
+
+    async fn dump(&mut self) -> anyhow::Result<Dump> {
+        Ok(self.scheduler.dump().await)
+    }
+
+    async fn timeline(&mut self, key: &str) -> anyhow::Result<Vec<TimelineEntry>> {
+        Ok(self.scheduler.timeline(key).await)
     }
 
     async fn southbound(&mut self) -> anyhow::Result<BTreeMap<Key, Value>> {

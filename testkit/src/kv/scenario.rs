@@ -11,10 +11,32 @@ use std::time::Duration;
 pub struct Scenario {
     /// Our name, also the name of the test function on every harness.
     pub name: &'static str,
-    /// The Ligato test ported, e.g. `TestDependencyCycles` (plugins/kvscheduler/*_test.go).
+    /// The Ligato test ported, e.g. `TestDependencyCycles` (plugins/kvscheduler/*_test.go),
+    /// or, for the project's own scenarios, `none (...)` saying what it checks instead.
     pub ligato: &'static str,
     pub descriptors: Vec<MockDescArgs>,
     pub steps: Vec<Step>,
+}
+
+impl Scenario {
+    /// The steps (numbered from 1) that need controlled time.
+    pub fn controlled_time_steps(&self) -> Vec<usize> {
+        self.steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.controlled_time)
+            .map(|(i, _)| i + 1)
+            .collect()
+    }
+}
+
+/// Retries of failed operations (Ligato's `WithRetry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retry {
+    pub period: Duration,
+    pub attempts: u32,
+    /// The period doubles at every attempt.
+    pub backoff: bool,
 }
 
 /// What a step does.
@@ -24,13 +46,13 @@ pub enum Action {
     Txn {
         values: Vec<(Key, Option<Value>)>,
         revert: bool,
-        /// Best-effort retries: period, attempts (Ligato's `WithRetry`).
-        retry: Option<(Duration, u32)>,
+        /// Best-effort retries; `None`: none.
+        retry: Option<Retry>,
     },
     /// A full resync with the northbound's whole desired state, and retries of what fails.
     Resync {
         values: Vec<(Key, Value)>,
-        retry: Option<(Duration, u32)>,
+        retry: Option<Retry>,
     },
     /// A refresh of the southbound against the desired state held.
     DownstreamResync,
@@ -53,6 +75,11 @@ pub enum Action {
     },
     /// Time passes (retries fire); the harness runs on paused time where it can.
     Wait(Duration),
+    /// A descriptor registered while the scheduler runs. One of a new name is registered
+    /// and a downstream resync follows, as the agent does when a descriptor file appears
+    /// (values waiting for it, UNIMPLEMENTED, are configured); one of a registered name is
+    /// a new version (a higher `version`) that serves the calls from then on.
+    Register(MockDescArgs),
 }
 
 /// What the user sees after a step; `None` fields are not checked.
@@ -60,6 +87,11 @@ pub enum Action {
 pub struct Expect {
     /// Keys the step reports as failed (empty: it succeeded).
     pub failed: Vec<Key>,
+    /// Keys the step was refused for before anything ran (a northbound change of an
+    /// obtained value, a notification of a managed one).
+    pub refused: Vec<Key>,
+    /// The failed transaction was reverted.
+    pub reverted: bool,
     /// The whole southbound afterwards.
     pub southbound: Option<Vec<(Key, Value)>>,
     /// Operations the descriptors did in the southbound, in order, as
@@ -71,6 +103,16 @@ pub struct Expect {
     pub waiting: Vec<(Key, Vec<String>)>,
     /// The transaction records the step leaves, field by field.
     pub records: Option<Vec<TxnExpect>>,
+    /// The value each of these keys is derived from.
+    pub derived_from: Vec<(Key, Key)>,
+    /// The message of each of these INVALID values.
+    pub invalid: Vec<(Key, String)>,
+    /// The last error of each of these keys.
+    pub errors: Vec<(Key, String)>,
+    /// The keys a dump of the southbound shows MISSING (desired, not found).
+    pub missing: Option<Vec<Key>>,
+    /// The states each of these keys went through, oldest first (its timeline).
+    pub timeline: Vec<(Key, Vec<ValueState>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -79,6 +121,10 @@ pub struct Step {
     pub note: &'static str,
     pub action: Action,
     pub expect: Expect,
+    /// The step needs time under the harness's control (paused, advanced exactly): run
+    /// in process, skipped by a harness on real time (an agent process). Later steps must
+    /// not depend on what it did.
+    pub controlled_time: bool,
 }
 
 impl Step {
@@ -87,7 +133,52 @@ impl Step {
             note,
             action,
             expect: Expect::default(),
+            controlled_time: false,
         }
+    }
+
+    pub fn controlled_time(mut self) -> Self {
+        self.controlled_time = true;
+        self
+    }
+
+    pub fn refused(mut self, keys: &[&str]) -> Self {
+        self.expect.refused = keys.iter().map(|k| (*k).to_owned()).collect();
+        self
+    }
+
+    pub fn reverted(mut self) -> Self {
+        self.expect.reverted = true;
+        self
+    }
+
+    pub fn derived_from(mut self, key: &str, parent: &str) -> Self {
+        self.expect
+            .derived_from
+            .push((key.to_owned(), parent.to_owned()));
+        self
+    }
+
+    pub fn invalid(mut self, key: &str, message: &str) -> Self {
+        self.expect
+            .invalid
+            .push((key.to_owned(), message.to_owned()));
+        self
+    }
+
+    pub fn error(mut self, key: &str, error: &str) -> Self {
+        self.expect.errors.push((key.to_owned(), error.to_owned()));
+        self
+    }
+
+    pub fn missing(mut self, keys: &[&str]) -> Self {
+        self.expect.missing = Some(keys.iter().map(|k| (*k).to_owned()).collect());
+        self
+    }
+
+    pub fn timeline(mut self, key: &str, states: &[ValueState]) -> Self {
+        self.expect.timeline.push((key.to_owned(), states.to_vec()));
+        self
     }
 
     pub fn failed(mut self, keys: &[&str]) -> Self {
@@ -153,7 +244,24 @@ pub fn txn_retry(values: Vec<(&str, Option<Value>)>, period: Duration, attempts:
     Action::Txn {
         values: owned(values),
         revert: false,
-        retry: Some((period, attempts)),
+        retry: Some(Retry {
+            period,
+            attempts,
+            backoff: false,
+        }),
+    }
+}
+
+/// A best-effort transaction retrying failed operations, the period doubling each time.
+pub fn txn_backoff(values: Vec<(&str, Option<Value>)>, period: Duration, attempts: u32) -> Action {
+    Action::Txn {
+        values: owned(values),
+        revert: false,
+        retry: Some(Retry {
+            period,
+            attempts,
+            backoff: true,
+        }),
     }
 }
 
@@ -171,8 +279,17 @@ pub fn resync_retry(values: Vec<(&str, Value)>, period: Duration, attempts: u32)
     };
     Action::Resync {
         values,
-        retry: Some((period, attempts)),
+        retry: Some(Retry {
+            period,
+            attempts,
+            backoff: false,
+        }),
     }
+}
+
+/// A descriptor registered while running (see [`Action::Register`]).
+pub fn register(args: MockDescArgs) -> Action {
+    Action::Register(args)
 }
 
 /// A value put in the southbound before the scenario (as a previous life of the agent

@@ -30,7 +30,8 @@ impl MockOpType {
 }
 
 /// One logged operation. Shown as `create KEY`, `update KEY !` (it failed) or
-/// `retrieve DESCRIPTOR`, the form the scenarios expect.
+/// `retrieve DESCRIPTOR`, the form the scenarios expect; ` (v2)` after the key or
+/// descriptor names the version of a descriptor that has one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MockOperation {
     pub op: MockOpType,
@@ -41,20 +42,24 @@ pub struct MockOperation {
     pub error: Option<String>,
     /// Retrieve only: the keys the scheduler passed to correlate.
     pub correlate: Vec<Key>,
+    /// The version of the descriptor that did it (see `MockDescArgs::version`).
+    #[serde(default)]
+    pub version: u32,
 }
 
 impl std::fmt::Display for MockOperation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.op {
-            MockOpType::Retrieve => write!(f, "retrieve {}", self.descriptor),
-            op => {
-                write!(f, "{} {}", op.as_str(), self.key)?;
-                if self.error.is_some() {
-                    f.write_str(" !")?;
-                }
-                Ok(())
-            }
+            MockOpType::Retrieve => write!(f, "retrieve {}", self.descriptor)?,
+            op => write!(f, "{} {}", op.as_str(), self.key)?,
         }
+        if self.version > 0 {
+            write!(f, " (v{})", self.version)?;
+        }
+        if self.error.is_some() {
+            f.write_str(" !")?;
+        }
+        Ok(())
     }
 }
 
@@ -140,10 +145,11 @@ impl SouthboundState {
             .collect()
     }
 
-    /// Runs one change, unless an error is planned for the key; logs it either way.
+    /// Runs one change for a descriptor (name and version), unless an error is planned
+    /// for the key; logs it either way.
     pub fn execute(
         &mut self,
-        descriptor: &str,
+        (descriptor, version): (&str, u32),
         op: MockOpType,
         key: &str,
         value: Option<Value>,
@@ -156,6 +162,7 @@ impl SouthboundState {
             value: value.clone(),
             error: None,
             correlate: Vec::new(),
+            version,
         };
         let planned = self.planned.get_mut(key).and_then(VecDeque::pop_front);
         if self.planned.get(key).is_some_and(VecDeque::is_empty) {
@@ -180,7 +187,7 @@ impl SouthboundState {
     }
 
     /// Logs a retrieve with the keys the scheduler passed to correlate.
-    pub fn log_retrieve(&mut self, descriptor: &str, correlate: &[Key]) {
+    pub fn log_retrieve(&mut self, (descriptor, version): (&str, u32), correlate: &[Key]) {
         self.history.push(MockOperation {
             op: MockOpType::Retrieve,
             descriptor: descriptor.to_owned(),
@@ -188,6 +195,7 @@ impl SouthboundState {
             value: None,
             error: None,
             correlate: correlate.to_vec(),
+            version,
         });
     }
 }

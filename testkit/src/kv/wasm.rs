@@ -5,14 +5,17 @@
 
 use super::access::FileSouthbound;
 use super::args::MockDescArgs;
-use super::harness::Harness;
+use super::harness::{Harness, Outcome};
 use super::native::{
-    act_on_scheduler, act_on_southbound, invalid_keys, pop_operations, southbound_contents,
+    act_on_scheduler, act_on_southbound, after_register, invalid_keys, pop_operations,
+    southbound_contents,
 };
 use super::scenario::Action;
 use super::southbound::MockOperation;
 use async_trait::async_trait;
-use reactor_host::kvscheduler::{Key, KvScheduler, TxnRecord, Value, ValueStatus, WasmDescriptor};
+use reactor_host::kvscheduler::{
+    Dump, Key, KvScheduler, TimelineEntry, TxnRecord, Value, ValueStatus, WasmDescriptor,
+};
 use reactor_host::runtime::{
     Access, ComponentSettings, DirGrant, Grants, Runtime, RuntimeConfig, RuntimeSettings, World,
 };
@@ -25,13 +28,15 @@ pub const MOCK_COMPONENT: &str = "mock-descriptor";
 /// Where the guests see the folder of the mock southbound's state file.
 pub const MOCK_FOLDER: &str = "/mock";
 
-/// The runtime settings giving each descriptor its args and the shared folder.
+/// The runtime settings giving each descriptor its args and the shared folder; the
+/// descriptor's version is the revision of its entry (a new version is applied).
 pub fn mock_settings(descriptors: &[MockDescArgs], folder: &Path) -> RuntimeSettings {
     let mut settings = RuntimeSettings::default();
     for args in descriptors {
         settings.components.insert(
             args.name.clone(),
             ComponentSettings {
+                revision: u64::from(args.version),
                 config: serde_json::to_value(args).ok(),
                 grants: Grants {
                     dirs: vec![DirGrant {
@@ -47,14 +52,31 @@ pub fn mock_settings(descriptors: &[MockDescArgs], folder: &Path) -> RuntimeSett
     settings
 }
 
-/// Copies the mock descriptor component as `<dir>/<name>.wasm` for each descriptor.
+/// Copies the mock descriptor component as `<dir>/<name>.wasm` for each descriptor (by a
+/// rename, so that a folder watcher never sees a partial file).
 pub fn install_mock_descriptors(descriptors: &[MockDescArgs], dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)?;
     let component = crate::built().join(format!("{MOCK_COMPONENT}.wasm"));
     for args in descriptors {
-        std::fs::copy(&component, dir.join(format!("{}.wasm", args.name)))?;
+        let partial = dir.join(format!("{}.partial", args.name));
+        std::fs::copy(&component, &partial)?;
+        std::fs::rename(&partial, dir.join(format!("{}.wasm", args.name)))?;
     }
     Ok(())
+}
+
+/// `descriptors` with `args` in place of the one of its name, or added; true if added.
+pub fn put_descriptor(descriptors: &mut Vec<MockDescArgs>, args: &MockDescArgs) -> bool {
+    match descriptors.iter_mut().find(|d| d.name == args.name) {
+        Some(known) => {
+            *known = args.clone();
+            false
+        }
+        None => {
+            descriptors.push(args.clone());
+            true
+        }
+    }
 }
 
 /// A compile cache holding the mock descriptor, compiled once per test process.
@@ -78,6 +100,7 @@ pub struct WasmHarness {
     tmp: tempfile::TempDir,
     sb: Option<FileSouthbound>,
     runtime: Option<Runtime>,
+    descriptors: Vec<MockDescArgs>,
 }
 
 impl WasmHarness {
@@ -87,7 +110,46 @@ impl WasmHarness {
             tmp: tempfile::tempdir()?,
             sb: None,
             runtime: None,
+            descriptors: Vec::new(),
         })
+    }
+
+    fn runtime(&self) -> anyhow::Result<&Runtime> {
+        self.runtime
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("the harness was not started"))
+    }
+
+    /// Loads `<name>.wasm` of the components folder and registers it.
+    async fn load(&self, name: &str) -> anyhow::Result<()> {
+        let runtime = self.runtime()?;
+        let path = self
+            .tmp
+            .path()
+            .join("components")
+            .join(format!("{name}.wasm"));
+        runtime.load_file(&path, World::Descriptor).await?;
+        let descriptor = WasmDescriptor::new(runtime.descriptor(name))?;
+        self.scheduler
+            .register_descriptor(Arc::new(descriptor))
+            .await;
+        Ok(())
+    }
+
+    /// A new descriptor is loaded and registered; a new version of one is applied as a
+    /// changed config entry, which reloads the component.
+    async fn register(&mut self, args: &MockDescArgs) -> anyhow::Result<Outcome> {
+        let new = put_descriptor(&mut self.descriptors, args);
+        let folder = self.tmp.path().join("mock");
+        let settings = mock_settings(&self.descriptors, &folder);
+        let merge = self.runtime()?.apply_settings(settings).await;
+        anyhow::ensure!(merge.stale.is_empty(), "not applied: {:?}", merge.stale);
+        if new {
+            let components = self.tmp.path().join("components");
+            install_mock_descriptors(std::slice::from_ref(args), &components)?;
+            self.load(&args.name).await?;
+        }
+        Ok(after_register(&self.scheduler, new).await)
     }
 
     fn sb(&self) -> anyhow::Result<&FileSouthbound> {
@@ -106,28 +168,34 @@ impl Harness for WasmHarness {
         install_mock_descriptors(descriptors, &components)?;
         let mut config = RuntimeConfig::new(warm_data_dir().await?);
         config.settings = mock_settings(descriptors, &folder);
-        let runtime = Runtime::new(config)?;
+        self.runtime = Some(Runtime::new(config)?);
+        self.descriptors = descriptors.to_vec();
         for args in descriptors {
-            let path = components.join(format!("{}.wasm", args.name));
-            runtime.load_file(&path, World::Descriptor).await?;
-            let descriptor = WasmDescriptor::new(runtime.descriptor(&args.name))?;
-            self.scheduler
-                .register_descriptor(Arc::new(descriptor))
-                .await;
+            self.load(&args.name).await?;
         }
-        self.runtime = Some(runtime);
         Ok(())
     }
 
-    async fn act(&mut self, action: &Action) -> anyhow::Result<Vec<Key>> {
+    async fn act(&mut self, action: &Action) -> anyhow::Result<Outcome> {
         if act_on_southbound(self.sb()?, action)? {
-            return Ok(Vec::new());
+            return Ok(Outcome::default());
+        }
+        if let Action::Register(args) = action {
+            return self.register(args).await;
         }
         Ok(act_on_scheduler(&self.scheduler, action).await)
     }
 
     async fn status(&mut self, key: &str) -> anyhow::Result<ValueStatus> {
         Ok(self.scheduler.status(key).await)
+    }
+
+    async fn dump(&mut self) -> anyhow::Result<Dump> {
+        Ok(self.scheduler.dump().await)
+    }
+
+    async fn timeline(&mut self, key: &str) -> anyhow::Result<Vec<TimelineEntry>> {
+        Ok(self.scheduler.timeline(key).await)
     }
 
     async fn southbound(&mut self) -> anyhow::Result<BTreeMap<Key, Value>> {

@@ -54,7 +54,8 @@ pub struct RecordedOp {
     #[serde(default)]
     pub is_retry: bool,
     /// Only the value's state changed: no descriptor was called (PENDING, UNIMPLEMENTED,
-    /// INVALID, a property, an obtained value).
+    /// INVALID, a property). Changes of obtained values are not NOOPs, as in Ligato's
+    /// records.
     #[serde(default)]
     pub noop: bool,
 }

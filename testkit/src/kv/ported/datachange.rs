@@ -196,6 +196,7 @@ fn data_change_transaction_with_revert() -> Scenario {
                 ]),
             )
             .failed(&[A1])
+            .reverted()
             .ops(&[
                 &format!("delete {C3_1}"),
                 &format!("delete {C3_2}"),

@@ -1,8 +1,10 @@
-//! The ported Ligato tests, as one list of scenarios run on every harness.
+//! The ported Ligato tests and the project's own scenarios, as one list run on every
+//! harness.
 
 mod datachange;
 mod notification;
 mod resync;
+mod seed;
 
 use super::scenario::Scenario;
 
@@ -13,11 +15,12 @@ pub(crate) const PREFIX_A: &str = "/prefixA/";
 pub(crate) const PREFIX_B: &str = "/prefixB/";
 pub(crate) const PREFIX_C: &str = "/prefixC/";
 
-/// Every ported scenario, in the order of the Ligato files and tests.
+/// Every scenario: Ligato's in the order of its files and tests, then the project's own.
 pub fn all() -> Vec<Scenario> {
     let mut all = datachange::all();
     all.extend(resync::all());
     all.extend(notification::all());
+    all.extend(seed::all());
     all
 }
 

@@ -2,7 +2,9 @@
 
 use super::{D1, D2, D3, PREFIX_A, PREFIX_B, PREFIX_C};
 use crate::kv::args::{MockDescArgs, array, string};
+use crate::kv::record::TxnExpect;
 use crate::kv::scenario::{Action, Scenario, Step, notify, plan_error, resync, txn_retry, wait};
+use reactor_host::kvscheduler::TxnType::SbNotification;
 use reactor_host::kvscheduler::ValueState::*;
 use std::time::Duration;
 
@@ -55,7 +57,8 @@ fn notifications() -> Scenario {
             )
             .ops(&[&format!("retrieve {D2}")])
             .southbound(vec![])
-            .states(&[(B2, Pending)]),
+            .states(&[(B2, Pending)])
+            .waiting(B2, &[A1]),
             Step::new(
                 "A1 appears in the southbound",
                 sb_value(Some(array(&["item1"]))),
@@ -71,6 +74,19 @@ fn notifications() -> Scenario {
                 (B2, Configured),
                 (B2_1, Configured),
                 (B2_2, Pending),
+            ])
+            .records(vec![
+                TxnExpect::new(
+                    SbNotification,
+                    &[
+                        &format!("create {A1} NONEXISTENT->OBTAINED"),
+                        &format!("create {B2} PENDING->CONFIGURED"),
+                        &format!("create {B2_1} NONEXISTENT->CONFIGURED derived"),
+                        &format!("create {B2_2} NONEXISTENT->PENDING derived noop"),
+                        &format!("create {A1_1} NONEXISTENT->OBTAINED derived"),
+                    ],
+                )
+                .as_planned(),
             ]),
             Step::new(
                 "A1 changes in the southbound",
@@ -85,6 +101,16 @@ fn notifications() -> Scenario {
                 (A1, Obtained),
                 (A1_1, Obtained),
                 (A1_2, Obtained),
+                (B2_2, Configured),
+            ]),
+            Step::new(
+                "not in Ligato's test: a downstream resync keeps the notified values",
+                Action::DownstreamResync,
+            )
+            .states(&[
+                (A1, Obtained),
+                (A1_2, Obtained),
+                (B2, Configured),
                 (B2_2, Configured),
             ]),
             Step::new("A1 disappears from the southbound", sb_value(None)),
