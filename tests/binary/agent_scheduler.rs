@@ -449,30 +449,4 @@ const SKIPPED: &[(&str, &[usize])] = &[
     ("newer_change_supersedes_a_scheduled_retry", &[4, 6, 7]),
 ];
 
-ported!(
-    data_change_transactions,
-    data_change_transaction_with_revert,
-    dependency_cycles,
-    failed_delete_of_derived_value,
-    failed_recreate_of_derived_value,
-    empty_resync,
-    resync_with_empty_sb,
-    resync_with_non_empty_sb,
-    resync_not_removing_sb_values,
-    resync_with_multiple_descriptors,
-    resync_with_retry,
-    notifications,
-    notifications_with_retry,
-    dependant_waits_for_its_dependency,
-    derived_value_waits_for_another_value,
-    recreated_value_takes_its_dependant_down_and_back,
-    any_of_dependency_loses_its_last_match,
-    revert_of_new_values,
-    invalid_and_unimplemented_values,
-    obtained_and_managed_keys_are_refused,
-    failed_create_retried_with_backoff,
-    non_retriable_failure_stays_failed,
-    newer_change_supersedes_a_scheduled_retry,
-    downstream_resync_heals_drift,
-    descriptor_registered_late_then_replaced,
-);
+reactor_testkit::foreach_ported!(ported);

@@ -24,6 +24,41 @@ pub fn all() -> Vec<Scenario> {
     all
 }
 
+/// Calls `$mac!(name, name, ...)` with the name of every scenario of [`all`]: each harness
+/// makes one test per scenario from it (their guard tests check none is missing).
+#[macro_export]
+macro_rules! foreach_ported {
+    ($mac:ident) => {
+        $mac!(
+            data_change_transactions,
+            data_change_transaction_with_revert,
+            dependency_cycles,
+            failed_delete_of_derived_value,
+            failed_recreate_of_derived_value,
+            empty_resync,
+            resync_with_empty_sb,
+            resync_with_non_empty_sb,
+            resync_not_removing_sb_values,
+            resync_with_multiple_descriptors,
+            resync_with_retry,
+            notifications,
+            notifications_with_retry,
+            dependant_waits_for_its_dependency,
+            derived_value_waits_for_another_value,
+            recreated_value_takes_its_dependant_down_and_back,
+            any_of_dependency_loses_its_last_match,
+            revert_of_new_values,
+            invalid_and_unimplemented_values,
+            obtained_and_managed_keys_are_refused,
+            failed_create_retried_with_backoff,
+            non_retriable_failure_stays_failed,
+            newer_change_supersedes_a_scheduled_retry,
+            downstream_resync_heals_drift,
+            descriptor_registered_late_then_replaced,
+        );
+    };
+}
+
 /// The scenario called `name`; panics (a test fixture) when there is none.
 pub fn named(name: &str) -> Scenario {
     all()
