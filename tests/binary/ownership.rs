@@ -235,8 +235,21 @@ fn owners_deleted_around_a_kill_9_leave_no_children() {
     host.kill9();
     let host = Host::start(&data, &[]);
     host.wait_ready(REACTOR);
-    eventually("no tenant and no child is left", 60, || {
-        (children(&host).is_empty() && tenants.iter().all(|t| host.object("Tenant", t).is_none()))
-            .then_some(())
-    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let left = child_names(&host);
+        let tenants_left: Vec<&String> = tenants
+            .iter()
+            .filter(|t| host.object("Tenant", t).is_some())
+            .collect();
+        if left.is_empty() && tenants_left.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "left after 60 s: children {left:?}, tenants {tenants_left:?}; the server's log:\n{}",
+            host.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }

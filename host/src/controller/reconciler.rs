@@ -173,6 +173,9 @@ async fn regain(run: Arc<Attachment>, mut gained: tokio::sync::watch::Receiver<u
         for reflector in run.reflectors.values() {
             run.enqueue_all(reflector, true);
         }
+        for reflector in run.watched.values() {
+            watches::judge_all(&run, reflector).await;
+        }
     }
 }
 

@@ -17,7 +17,7 @@ pub async fn follow(run: Arc<Attachment>, reflector: Arc<Reflector>) {
         primary.synced().await;
     }
     reflector.synced().await;
-    first_sight(&run, &reflector).await;
+    judge_all(&run, &reflector).await;
     loop {
         match events.recv().await {
             Ok(event) => changed(&run, &event).await,
@@ -34,7 +34,8 @@ pub async fn follow(run: Arc<Attachment>, reflector: Arc<Reflector>) {
 
 /// Learns every watched object as it is now (selectors, children) and collects the children
 /// whose owner went while nobody watched; the reactor's own objects all run at start anyway.
-async fn first_sight(run: &Attachment, reflector: &Reflector) {
+/// Also when this replica gains shards: their orphans were left to the replica that had them.
+pub async fn judge_all(run: &Attachment, reflector: &Reflector) {
     for object in reflector.list(&Selector::default()) {
         let event = ReflectorEvent::Applied(object);
         run.secondaries.relevant(&event);
