@@ -13,6 +13,7 @@ mod components_api; // etcd matrix
 mod engine_wasm; // etcd matrix
 mod harden; // etcd matrix
 mod languages;
+mod openapi; // etcd matrix
 mod replicas;
 
 /// The fixtures find the binary cargo built for these tests (unless `REACTOR_HOST_BIN`
