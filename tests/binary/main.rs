@@ -10,11 +10,13 @@ mod cli_bad_input; // etcd matrix
 mod cli_etcd;
 mod cli_flow; // etcd matrix
 mod components_api; // etcd matrix
+mod components_folder;
 mod engine_wasm; // etcd matrix
 mod harden; // etcd matrix
 mod languages;
 mod openapi; // etcd matrix
 mod replicas;
+mod status_api; // etcd matrix
 
 /// The fixtures find the binary cargo built for these tests (unless `REACTOR_HOST_BIN`
 /// names another): the path they run is the one cargo hands this test binary.

@@ -18,7 +18,11 @@ fn readme_routes() -> BTreeSet<(String, String)> {
         .expect("the README has an HTTP API section");
     let mut routes = BTreeSet::new();
     for row in section.lines().filter(|l| l.starts_with("| `")) {
-        let cell = row.split('|').nth(1).expect("a first cell").replace('`', "");
+        let cell = row
+            .split('|')
+            .nth(1)
+            .expect("a first cell")
+            .replace('`', "");
         let (methods, path) = cell.trim().rsplit_once(' ').expect("METHOD path");
         let path = path.split('?').next().expect("a path");
         let paths = match path.split_once('[') {
@@ -71,7 +75,9 @@ fn the_document_names_every_route_the_server_serves() {
         assert_eq!(answer.status(), 200, "served without a token");
         let document: Value = answer.json().await.expect("the document is JSON");
         assert!(
-            document["openapi"].as_str().is_some_and(|v| v.starts_with("3.")),
+            document["openapi"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("3.")),
             "{}",
             document["openapi"]
         );
@@ -126,13 +132,21 @@ fn refusals_outside_the_handlers_keep_the_error_shape() {
         let http = reqwest::Client::new();
         let token = host.token();
         for (method, path, status, says) in [
-            ("PATCH", "/v1/objects/Policy/a", 405, "method PATCH is not allowed"),
+            (
+                "PATCH",
+                "/v1/objects/Policy/a",
+                405,
+                "method PATCH is not allowed",
+            ),
             ("POST", "/healthz", 405, "method POST is not allowed"),
             ("GET", "/v1/objects/Policy/%FF", 400, "invalid path"),
             ("GET", "/v1/nothing", 404, "no such route"),
         ] {
             let answer = http
-                .request(method.parse().expect("method"), format!("{}{path}", host.url))
+                .request(
+                    method.parse().expect("method"),
+                    format!("{}{path}", host.url),
+                )
                 .bearer_auth(&token)
                 .send()
                 .await
@@ -152,6 +166,10 @@ fn refusals_outside_the_handlers_keep_the_error_shape() {
             .send()
             .await
             .expect("report");
-        assert_eq!(answer.status().as_u16(), 400, "a report without an agent id");
+        assert_eq!(
+            answer.status().as_u16(),
+            400,
+            "a report without an agent id"
+        );
     });
 }

@@ -3,6 +3,7 @@
 
 use super::body::JsonBody;
 use super::openapi::{Compacted, Refused};
+use super::path::Path;
 use super::{ApiError, AppState};
 use crate::api::wire::{FeedBody, HeartbeatBody, RecordedBody, RegisterBody, ReportBody};
 use crate::nimbus::{self, AgentView, NimbusError, Recipient, Snapshot};
@@ -10,7 +11,6 @@ use crate::object::Object;
 use crate::store::StoreError;
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
-use super::path::Path;
 use axum::extract::{Query, State};
 use axum::response::Response;
 use serde::Deserialize;

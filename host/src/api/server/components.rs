@@ -3,12 +3,12 @@
 //! default, as controllerbus's ExecController, because it runs code the caller chooses.
 
 use super::openapi::Refused;
+use super::path::Path;
 use super::{ApiError, AppState};
 use crate::api::wire::ErrorCode;
 use crate::runtime::{ComponentInfo, Runtime, World};
 use axum::Json;
 use axum::body::Bytes;
-use super::path::Path;
 use axum::extract::State;
 use std::path::PathBuf;
 

@@ -9,6 +9,7 @@ mod metrics_route;
 mod objects;
 mod openapi;
 mod path;
+mod status;
 mod watch;
 
 pub use auth::require_token;
@@ -24,11 +25,11 @@ pub fn install_metrics() {
 
 use crate::store::Store;
 use axum::Router;
+use std::net::SocketAddr;
+use std::sync::Arc;
 use utoipa::OpenApi;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
-use std::net::SocketAddr;
-use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -119,7 +120,11 @@ fn router(state: AppState, max_request_bytes: usize) -> Result<Router, ServeErro
     let (api, mut document) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .routes(routes!(objects::apply_many))
         .routes(routes!(objects::list))
-        .routes(routes!(objects::get_one, objects::apply_one, objects::delete))
+        .routes(routes!(
+            objects::get_one,
+            objects::apply_one,
+            objects::delete
+        ))
         .routes(routes!(objects::set_status))
         .routes(routes!(watch::watch_all))
         .routes(routes!(watch::watch_kind))

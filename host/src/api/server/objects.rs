@@ -2,13 +2,13 @@
 
 use super::body::JsonBody;
 use super::openapi::Refused;
+use super::path::Path;
 use super::{ApiError, AppState};
 use crate::api::wire::{AppliedBody, ApplyBody, StatusBody};
 use crate::object::{ApplyRequest, Object, Revision, Selector, validate_kind, validate_name};
 use crate::store::{Listing, StoreError};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
-use super::path::Path;
 use axum::extract::{Query, State};
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -208,9 +208,13 @@ pub async fn set_status(
     check(&kind, Some(&name))?;
     let JsonBody(body) = body?;
     Ok(Json(
-        state
-            .store
-            .set_status(&kind, &name, body.status, body.revision)
-            .await?,
+        super::status::write(
+            state.store.as_ref(),
+            &kind,
+            &name,
+            body.status,
+            body.revision,
+        )
+        .await?,
     ))
 }

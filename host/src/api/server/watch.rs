@@ -3,13 +3,13 @@
 use super::error::code_of;
 use super::objects::KindPath;
 use super::openapi::{Compacted, Refused};
+use super::path::Path;
 use super::{ApiError, AppState};
 use crate::api::wire::WatchErrorLine;
 use crate::object::{Revision, validate_kind};
 use crate::store::{StoreError, WatchEvent};
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
-use super::path::Path;
 use axum::extract::{Query, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
