@@ -13,7 +13,7 @@ cargo test --workspace --no-fail-fast "$@" || status=$?
 # server they start gets an etcd of its own; a failure of the first run does not hide what
 # this one finds. `--workspace` keeps the features of the build above, so nothing is rebuilt.
 REACTOR_TEST_STORE=etcd cargo test --workspace --no-fail-fast --test binary "$@" -- \
-    agent_scheduler:: agents:: cli_bad_input:: cli_flow:: components_api:: engine_wasm:: harden:: openapi:: \
+    agent_scheduler:: agents:: cli_bad_input:: cli_flow:: cli_objects:: components_api:: engine_wasm:: harden:: openapi:: \
     status_api:: \
     || status=$?
 # The HTTP API fuzzed from its OpenAPI document (schemathesis, a fixed budget of cases).

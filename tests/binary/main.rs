@@ -9,6 +9,9 @@ mod agents; // etcd matrix
 mod cli_bad_input; // etcd matrix
 mod cli_etcd;
 mod cli_flow; // etcd matrix
+mod cli_lifecycle;
+mod cli_objects; // etcd matrix
+mod cli_scheduler;
 mod components_api; // etcd matrix
 mod components_folder;
 mod engine_wasm; // etcd matrix

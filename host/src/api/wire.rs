@@ -31,6 +31,18 @@ pub struct StatusBody {
     pub revision: Option<Revision>,
 }
 
+/// `PUT /v1/objects/{kind}/{name}/finalizers`: the finalizers to keep, a subset of the
+/// current ones (a client can remove a finalizer, never add one).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FinalizersBody {
+    pub finalizers: Vec<String>,
+    /// When set, the finalizers are written only if the object is at this revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<u64>)]
+    pub revision: Option<Revision>,
+}
+
 /// What every failed request answers.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct ErrorBody {

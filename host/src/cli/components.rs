@@ -2,6 +2,7 @@
 
 use super::client_args::{ClientArgs, explain};
 use super::table::render;
+use crate::runtime::ComponentInfo;
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -19,6 +20,12 @@ pub async fn run(args: ComponentsArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&components)?);
         return Ok(());
     }
+    print!("{}", table(&components));
+    Ok(())
+}
+
+/// Components as a table: `components`, and an agent's `scheduler descriptors`.
+pub fn table(components: &[ComponentInfo]) -> String {
     let header = [
         "NAME",
         "WORLD",
@@ -46,6 +53,5 @@ pub async fn run(args: ComponentsArgs) -> anyhow::Result<()> {
             c.error.clone().unwrap_or_else(|| "-".into()),
         ]
     });
-    print!("{}", render(&header, rows));
-    Ok(())
+    render(&header, rows)
 }

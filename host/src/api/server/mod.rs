@@ -5,6 +5,7 @@ mod auth;
 mod body;
 mod components;
 mod error;
+mod finalizers;
 mod metrics_route;
 mod objects;
 mod openapi;
@@ -126,6 +127,7 @@ fn router(state: AppState, max_request_bytes: usize) -> Result<Router, ServeErro
             objects::delete
         ))
         .routes(routes!(objects::set_status))
+        .routes(routes!(finalizers::remove))
         .routes(routes!(watch::watch_all))
         .routes(routes!(watch::watch_kind))
         .routes(routes!(components::list))

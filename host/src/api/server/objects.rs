@@ -19,7 +19,7 @@ type Answer<T> = Result<Json<T>, ApiError>;
 #[derive(IntoParams)]
 #[into_params(parameter_in = Path)]
 #[allow(dead_code)] // read by the derive only
-struct ObjectPath {
+pub(super) struct ObjectPath {
     /// The object's kind, e.g. `Policy`.
     #[param(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
     kind: String,
