@@ -42,6 +42,8 @@ fn moves_and_repairs_in_the_folder_are_followed() {
     });
     assert!(line.trim_end().ends_with(" -"), "no stale error: {line}");
     let json: serde_json::Value =
-        serde_json::from_str(&stdout(&host.cli(&["components", "--json"]))).expect("json");
+        serde_json::from_str(&stdout(&host.cli(&["components", "-o", "json"]))).expect("json");
     assert_eq!(json[0]["error"], serde_json::Value::Null, "{json}");
+    let state = host.cli(&["components", "-o", "jsonpath={[*].name}={[*].state}"]);
+    assert_eq!(stdout(&state), "probe=ready\n");
 }
