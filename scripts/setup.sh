@@ -80,6 +80,10 @@ if [ ! -x "$WASM_TOOLS" ]; then
     cargo install --locked --quiet wasm-tools --version "$WASM_TOOLS_VERSION" \
         --no-default-features --features component,validate,print --root "$(dirname "$(dirname "$WASM_TOOLS")")"
 fi
+if [ ! -x "$CARGO_FUZZ" ]; then
+    cargo install --locked --quiet cargo-fuzz --version "$CARGO_FUZZ_VERSION" \
+        --root "$(dirname "$(dirname "$CARGO_FUZZ")")"
+fi
 if [ ! -f "$WASI_ADAPTER" ]; then
     # The crate carries the adapter's bytes: fetch it through a throwaway manifest and copy
     # the file out of cargo's registry sources.
@@ -95,4 +99,4 @@ if [ ! -f "$WASI_ADAPTER" ]; then
     mv "$WASI_ADAPTER.tmp" "$WASI_ADAPTER"
     rm -rf "$fetch"
 fi
-echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version), $(clang --version | head -n1), $("$WIT_BINDGEN" --version), $("$WASM_TOOLS" --version), $("$SCHEMATHESIS" --version)"
+echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version), $(clang --version | head -n1), $("$WIT_BINDGEN" --version), $("$WASM_TOOLS" --version), $("$SCHEMATHESIS" --version), $("$CARGO_FUZZ" --version)"

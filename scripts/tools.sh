@@ -17,3 +17,7 @@ WASI_ADAPTER="$REACTOR_TOOLS/wasi-adapter-$WASI_ADAPTER_VERSION/wasi_snapshot_pr
 SCHEMATHESIS_VERSION="4.32.5"
 SCHEMATHESIS_VENV="$REACTOR_TOOLS/schemathesis-$SCHEMATHESIS_VERSION"
 SCHEMATHESIS="$SCHEMATHESIS_VENV/bin/schemathesis"
+# Fuzzing the document parser and wire types (scripts/fuzz.sh): cargo-fuzz from crates.io,
+# run with `--sanitizer none`, which builds on the stable toolchain.
+CARGO_FUZZ_VERSION="0.13.2"
+CARGO_FUZZ="$REACTOR_TOOLS/cargo-fuzz-$CARGO_FUZZ_VERSION/bin/cargo-fuzz"
