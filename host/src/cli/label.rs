@@ -2,7 +2,6 @@
 //! object's labels, written with compare-and-swap so a concurrent change is never lost.
 
 use super::client_args::{ClientArgs, explain};
-use crate::api::ClientError;
 use crate::api::wire::ErrorCode;
 use crate::object::ApplyRequest;
 use clap::Args;
@@ -73,11 +72,7 @@ pub async fn run(args: LabelArgs) -> anyhow::Result<()> {
             Err(e) => return Err(explain(e)),
         }
     }
-    Err(explain(ClientError::Server {
-        status: 409,
-        code: Some(ErrorCode::Conflict),
-        message: format!("{what} kept changing: gave up after {ATTEMPTS} attempts"),
-    }))
+    anyhow::bail!("{what} kept changing: gave up after {ATTEMPTS} attempts")
 }
 
 fn changed(
