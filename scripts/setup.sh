@@ -40,6 +40,13 @@ if ! "$COMPONENTIZE_PY" --version 2>/dev/null | grep -q "$COMPONENTIZE_PY_VERSIO
     python3 -m venv "$PY_VENV"
     "$PY_VENV/bin/pip" install --quiet --disable-pip-version-check "componentize-py==$COMPONENTIZE_PY_VERSION"
 fi
+# schemathesis fuzzes the HTTP API from its OpenAPI document (scripts/fuzz-api.sh).
+if ! "$SCHEMATHESIS" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
+    rm -rf "$SCHEMATHESIS_VENV"
+    mkdir -p "$(dirname "$SCHEMATHESIS_VENV")"
+    python3 -m venv "$SCHEMATHESIS_VENV"
+    "$SCHEMATHESIS_VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+fi
 if ! command -v npm >/dev/null 2>&1 || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)' 2>/dev/null; then
     need_root apt-get update -qq
     need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
@@ -73,6 +80,10 @@ if [ ! -x "$WASM_TOOLS" ]; then
     cargo install --locked --quiet wasm-tools --version "$WASM_TOOLS_VERSION" \
         --no-default-features --features component,validate,print --root "$(dirname "$(dirname "$WASM_TOOLS")")"
 fi
+if [ ! -x "$CARGO_FUZZ" ]; then
+    cargo install --locked --quiet cargo-fuzz --version "$CARGO_FUZZ_VERSION" \
+        --root "$(dirname "$(dirname "$CARGO_FUZZ")")"
+fi
 if [ ! -f "$WASI_ADAPTER" ]; then
     # The crate carries the adapter's bytes: fetch it through a throwaway manifest and copy
     # the file out of cargo's registry sources.
@@ -88,4 +99,4 @@ if [ ! -f "$WASI_ADAPTER" ]; then
     mv "$WASI_ADAPTER.tmp" "$WASI_ADAPTER"
     rm -rf "$fetch"
 fi
-echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version), $(clang --version | head -n1), $("$WIT_BINDGEN" --version), $("$WASM_TOOLS" --version)"
+echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version), $(clang --version | head -n1), $("$WIT_BINDGEN" --version), $("$WASM_TOOLS" --version), $("$SCHEMATHESIS" --version), $("$CARGO_FUZZ" --version)"

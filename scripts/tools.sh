@@ -13,3 +13,11 @@ WASI_ADAPTER_VERSION="48.0.8"
 WIT_BINDGEN="$REACTOR_TOOLS/wit-bindgen-$WIT_BINDGEN_VERSION/bin/wit-bindgen"
 WASM_TOOLS="$REACTOR_TOOLS/wasm-tools-$WASM_TOOLS_VERSION/bin/wasm-tools"
 WASI_ADAPTER="$REACTOR_TOOLS/wasi-adapter-$WASI_ADAPTER_VERSION/wasi_snapshot_preview1.reactor.wasm"
+# The API fuzzer (scripts/fuzz-api.sh): schemathesis from PyPI, in a venv of its own.
+SCHEMATHESIS_VERSION="4.32.5"
+SCHEMATHESIS_VENV="$REACTOR_TOOLS/schemathesis-$SCHEMATHESIS_VERSION"
+SCHEMATHESIS="$SCHEMATHESIS_VENV/bin/schemathesis"
+# Fuzzing the document parser and wire types (scripts/fuzz.sh): cargo-fuzz from crates.io,
+# run with `--sanitizer none`, which builds on the stable toolchain.
+CARGO_FUZZ_VERSION="0.13.2"
+CARGO_FUZZ="$REACTOR_TOOLS/cargo-fuzz-$CARGO_FUZZ_VERSION/bin/cargo-fuzz"

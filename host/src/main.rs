@@ -1,7 +1,7 @@
 //! The `reactor-host` binary: parses the command line and reports failure as one line.
 
 use clap::Parser;
-use reactor_host::cli::{Cli, run};
+use reactor_host::cli::{Cli, Exit, run};
 use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
@@ -26,6 +26,12 @@ async fn main() {
         .with_ansi(std::io::stderr().is_terminal())
         .init();
     if let Err(error) = run(cli).await {
+        if let Some(exit) = error.downcast_ref::<Exit>() {
+            if let Some(message) = &exit.message {
+                eprintln!("error: {}", message.replace('\n', " "));
+            }
+            std::process::exit(exit.code);
+        }
         let message = format!("{error:#}").replace('\n', " ");
         eprintln!("error: {message}");
         std::process::exit(1);

@@ -49,3 +49,17 @@ pub fn assert_fails_with(output: &Output, needles: &[&str]) {
         );
     }
 }
+
+/// Asserts the command line was refused by the parser: exit 2, its first line naming every
+/// `needle` (clap adds a usage hint below it).
+pub fn assert_usage_error(output: &Output, needles: &[&str]) {
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(output));
+    let err = stderr(output);
+    let first = err.lines().next().unwrap_or_default();
+    for needle in needles {
+        assert!(
+            first.contains(needle),
+            "{first:?} should mention {needle:?}"
+        );
+    }
+}

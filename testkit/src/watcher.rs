@@ -15,12 +15,16 @@ impl Watcher {
         Watcher { child, lines }
     }
 
+    /// The next line; fails the test if none comes within ten seconds.
+    pub fn next_line(&mut self) -> String {
+        self.lines
+            .next_within(Duration::from_secs(10))
+            .expect("a watch line within 10s")
+    }
+
     /// The next line, as JSON; fails the test if none comes within ten seconds.
     pub fn next_json(&mut self) -> serde_json::Value {
-        let line = self
-            .lines
-            .next_within(Duration::from_secs(10))
-            .expect("a watch line within 10s");
+        let line = self.next_line();
         serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("watch line {line:?} is not JSON: {e}"))
     }

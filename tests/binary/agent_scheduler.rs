@@ -95,7 +95,7 @@ fn a_descriptor_swapped_while_running_takes_over_and_a_broken_file_leaves_the_ol
         .path()
         .join("edge-1-descriptors/policy-rule-descriptor.wasm");
     let descriptors = |agent: &Agent| -> serde_json::Value {
-        let out = agent.scheduler(&["descriptors"]);
+        let out = agent.scheduler(&["descriptors", "--json"]);
         assert!(out.status.success(), "descriptors: {}", stderr(&out));
         let all: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
         all.into_iter()

@@ -9,12 +9,18 @@ mod agents; // etcd matrix
 mod cli_bad_input; // etcd matrix
 mod cli_etcd;
 mod cli_flow; // etcd matrix
+mod cli_lifecycle;
+mod cli_objects; // etcd matrix
+mod cli_scheduler;
 mod components_api; // etcd matrix
+mod components_folder;
 mod engine_wasm; // etcd matrix
 mod harden; // etcd matrix
 mod languages;
+mod openapi; // etcd matrix
 mod ownership; // etcd matrix
 mod replicas;
+mod status_api; // etcd matrix
 mod wit_versions;
 
 /// The fixtures find the binary cargo built for these tests (unless `REACTOR_HOST_BIN`

@@ -170,6 +170,29 @@ impl Client {
         .await
     }
 
+    /// Keeps only `finalizers` (a subset of the object's); answers the object, or `None`
+    /// once a deleting object lost its last finalizer and is gone.
+    pub async fn set_finalizers(
+        &self,
+        kind: &str,
+        name: &str,
+        finalizers: Vec<String>,
+        revision: Option<Revision>,
+    ) -> Result<Option<Object>, ClientError> {
+        let body = crate::api::wire::FinalizersBody {
+            finalizers,
+            revision,
+        };
+        self.json(
+            self.request(
+                reqwest::Method::PUT,
+                &format!("/v1/objects/{kind}/{name}/finalizers"),
+            )
+            .json(&body),
+        )
+        .await
+    }
+
     /// The components the server runs.
     pub async fn components(&self) -> Result<Vec<crate::runtime::ComponentInfo>, ClientError> {
         self.json(self.request(reqwest::Method::GET, "/v1/components"))

@@ -1,13 +1,17 @@
 //! `reactor-host agents`: every registered agent, connected or not, and what it applied.
 
 use super::client_args::{ClientArgs, explain};
+use super::output::{Output, parse_output};
 use super::table::render;
 use clap::Args;
 use std::time::{Duration, UNIX_EPOCH};
 
 #[derive(Debug, Args)]
 pub struct AgentsArgs {
-    /// Print JSON instead of a table.
+    /// table, json, yaml, or jsonpath=TEMPLATE.
+    #[arg(short = 'o', long, value_parser = parse_output, default_value = "table")]
+    pub output: Output,
+    /// Print JSON instead of a table (as `-o json`).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -16,8 +20,9 @@ pub struct AgentsArgs {
 
 pub async fn run(args: AgentsArgs) -> anyhow::Result<()> {
     let agents = args.client.client()?.agents().await.map_err(explain)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&agents)?);
+    let output = if args.json { Output::Json } else { args.output };
+    if let Some(text) = output.render(&agents)? {
+        print!("{text}");
         return Ok(());
     }
     let header = [

@@ -2,11 +2,8 @@
 
 use super::client_args::{ClientArgs, explain};
 use crate::api::ClientError;
-use crate::object::parse_documents;
 use crate::store::ApplyOutcome;
-use anyhow::Context;
 use clap::Args;
-use std::io::Read;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -19,22 +16,7 @@ pub struct ApplyArgs {
 }
 
 pub async fn run(args: ApplyArgs) -> anyhow::Result<()> {
-    let is_stdin = args.file.as_os_str() == "-";
-    let source = if is_stdin {
-        "<stdin>".to_owned()
-    } else {
-        args.file.display().to_string()
-    };
-    let text = if is_stdin {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read standard input")?;
-        text
-    } else {
-        std::fs::read_to_string(&args.file).with_context(|| format!("cannot read {source}"))?
-    };
-    let requests = parse_documents(&text).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    let (source, requests) = super::documents::read(&args.file)?;
     let client = args.client.client()?;
     let applied = client.apply(requests).await.map_err(|e| match e {
         // The server names the document; say which file it is in.

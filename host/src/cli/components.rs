@@ -1,12 +1,17 @@
 //! `reactor-host components`: the loaded components and their state.
 
 use super::client_args::{ClientArgs, explain};
+use super::output::{Output, parse_output};
 use super::table::render;
+use crate::runtime::ComponentInfo;
 use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct ComponentsArgs {
-    /// Print JSON instead of a table.
+    /// table, json, yaml, or jsonpath=TEMPLATE.
+    #[arg(short = 'o', long, value_parser = parse_output, default_value = "table")]
+    pub output: Output,
+    /// Print JSON instead of a table (as `-o json`).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -15,10 +20,16 @@ pub struct ComponentsArgs {
 
 pub async fn run(args: ComponentsArgs) -> anyhow::Result<()> {
     let components = args.client.client()?.components().await.map_err(explain)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&components)?);
-        return Ok(());
+    let output = if args.json { Output::Json } else { args.output };
+    match output.render(&components)? {
+        Some(text) => print!("{text}"),
+        None => print!("{}", table(&components)),
     }
+    Ok(())
+}
+
+/// Components as a table: `components`, and an agent's `scheduler descriptors`.
+pub fn table(components: &[ComponentInfo]) -> String {
     let header = [
         "NAME",
         "WORLD",
@@ -46,6 +57,5 @@ pub async fn run(args: ComponentsArgs) -> anyhow::Result<()> {
             c.error.clone().unwrap_or_else(|| "-".into()),
         ]
     });
-    print!("{}", render(&header, rows));
-    Ok(())
+    render(&header, rows)
 }

@@ -1,85 +1,148 @@
-//! `reactor-host get KIND [NAME] [-o table|json|yaml]`.
+//! `reactor-host get KIND [NAME] [-l SELECTOR] [-o table|json|yaml|jsonpath=...] [-w]`.
 
 use super::client_args::{ClientArgs, explain};
+use super::output::{Output, parse_output};
 use super::table::render;
-use crate::object::Object;
-use clap::{Args, ValueEnum};
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Output {
-    Table,
-    Json,
-    Yaml,
-}
+use crate::api::Client;
+use crate::object::{Object, Selector};
+use crate::store::EventType;
+use clap::Args;
+use futures::StreamExt;
+use std::io::Write;
 
 #[derive(Debug, Args)]
 pub struct GetArgs {
     pub kind: String,
     pub name: Option<String>,
-    #[arg(short = 'o', long, value_enum, default_value = "table")]
+    /// table, json, yaml, or jsonpath=TEMPLATE (e.g. `jsonpath={.status.ready}`).
+    #[arg(short = 'o', long, value_parser = parse_output, default_value = "table")]
     pub output: Output,
     /// Only objects whose labels match, e.g. `app=web,tier!=db`.
     #[arg(short = 'l', long)]
     pub selector: Option<String>,
+    /// After printing, keep printing each change (a table row or a document per change).
+    #[arg(short = 'w', long)]
+    pub watch: bool,
     #[command(flatten)]
     pub client: ClientArgs,
 }
 
 pub async fn run(args: GetArgs) -> anyhow::Result<()> {
     let client = args.client.client()?;
-    let text = match &args.name {
+    let from = match &args.name {
         Some(name) => {
             let object = client.get(&args.kind, name).await.map_err(explain)?;
-            match args.output {
-                Output::Table => table(std::slice::from_ref(&object)),
-                Output::Json => serde_json::to_string_pretty(&object)? + "\n",
-                Output::Yaml => serde_yaml_ng::to_string(&object)?,
-            }
+            let text = match args.output.render(&object)? {
+                Some(text) => text,
+                None => table(std::slice::from_ref(&object)),
+            };
+            print!("{text}");
+            object.meta.revision
         }
         None => {
             let listing = client
                 .list(&args.kind, args.selector.as_deref())
                 .await
                 .map_err(explain)?;
-            match args.output {
-                Output::Table => table(&listing.items),
-                Output::Json => serde_json::to_string_pretty(&listing)? + "\n",
-                Output::Yaml => serde_yaml_ng::to_string(&listing)?,
-            }
+            let text = match args.output.render(&listing)? {
+                Some(text) => text,
+                None => table(&listing.items),
+            };
+            print!("{text}");
+            listing.revision
         }
     };
-    print!("{text}");
+    if args.watch {
+        follow(&client, &args, from).await?;
+    }
     Ok(())
 }
 
-fn table(objects: &[Object]) -> String {
-    let header = [
-        "NAME",
-        "REVISION",
-        "GENERATION",
-        "STATE",
-        "LABELS",
-        "UPDATED",
-    ];
-    let rows = objects.iter().map(|o| {
-        let labels: Vec<String> = o.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        vec![
-            o.name.clone(),
-            o.meta.revision.to_string(),
-            o.meta.generation.to_string(),
-            if o.meta.deleting {
-                "deleting"
-            } else {
-                "active"
+/// Prints every change after `from` of the objects `args` selects, until the server ends.
+async fn follow(client: &Client, args: &GetArgs, from: u64) -> anyhow::Result<()> {
+    let selector: Selector = args
+        .selector
+        .as_deref()
+        .unwrap_or_default()
+        .parse()
+        .map_err(|e: crate::object::SelectorError| anyhow::anyhow!("{e}"))?;
+    let mut events = Box::pin(
+        client
+            .watch(Some(&args.kind), from)
+            .await
+            .map_err(explain)?,
+    );
+    let mut last = from;
+    let mut stdout = std::io::stdout().lock();
+    while let Some(event) = events.next().await {
+        let event = event.map_err(explain)?;
+        last = event.revision;
+        let Some(object) = event.object else {
+            continue;
+        };
+        if args.name.as_ref().is_some_and(|n| *n != object.name)
+            || !selector.matches(&object.labels)
+        {
+            continue;
+        }
+        let text = match args.output.render(&object)? {
+            Some(text) => text,
+            None => {
+                let state = if event.event_type == EventType::Deleted {
+                    "deleted"
+                } else {
+                    state(&object)
+                };
+                rows_only(&render(&COLUMNS, [row(&object, state)]))
             }
-            .to_owned(),
-            if labels.is_empty() {
-                "<none>".to_owned()
-            } else {
-                labels.join(",")
-            },
-            o.meta.updated.clone(),
-        ]
-    });
-    render(&header, rows)
+        };
+        stdout.write_all(text.as_bytes())?;
+        stdout.flush()?;
+    }
+    anyhow::bail!("the server ended the watch; resume with get -w after revision {last}")
+}
+
+const COLUMNS: [&str; 6] = [
+    "NAME",
+    "REVISION",
+    "GENERATION",
+    "STATE",
+    "LABELS",
+    "UPDATED",
+];
+
+fn state(object: &Object) -> &'static str {
+    if object.meta.deleting {
+        "deleting"
+    } else {
+        "active"
+    }
+}
+
+fn row(o: &Object, state: &str) -> Vec<String> {
+    let labels: Vec<String> = o.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    vec![
+        o.name.clone(),
+        o.meta.revision.to_string(),
+        o.meta.generation.to_string(),
+        state.to_owned(),
+        if labels.is_empty() {
+            "<none>".to_owned()
+        } else {
+            labels.join(",")
+        },
+        o.meta.updated.clone(),
+    ]
+}
+
+fn table(objects: &[Object]) -> String {
+    render(&COLUMNS, objects.iter().map(|o| row(o, state(o))))
+}
+
+/// A rendered table without its header line.
+fn rows_only(table: &str) -> String {
+    table
+        .split_once('\n')
+        .map(|(_, rows)| rows.to_owned())
+        .unwrap_or_default()
 }

@@ -3,16 +3,28 @@
 
 mod agent;
 mod agents;
+mod api_resources;
 mod apply;
 mod client_args;
+mod completions;
 mod components;
 mod delete;
+mod diff;
+mod documents;
+mod exit;
+mod finalize;
 mod get;
+mod jsonpath;
+mod label;
+mod output;
 mod scheduler;
 mod serve;
 mod store;
 mod table;
+mod wait;
 mod watch;
+
+pub use exit::Exit;
 
 use clap::{Parser, Subcommand};
 
@@ -35,8 +47,19 @@ pub enum Command {
     Apply(apply::ApplyArgs),
     /// Show objects of a kind, or one object.
     Get(get::GetArgs),
-    /// Delete an object (it stays, marked deleting, while finalizers hold it).
+    /// Delete objects: KIND NAME..., KIND -l SELECTOR, or -f FILE (each stays, marked
+    /// deleting, while finalizers hold it).
     Delete(delete::DeleteArgs),
+    /// Show what `apply -f FILE` would change (exit 0: nothing, 1: differences).
+    Diff(diff::DiffArgs),
+    /// Set (`key=value`) and remove (`key-`) an object's labels.
+    Label(label::LabelArgs),
+    /// Wait until an object is deleted, created, or a JSONPath of it has a value.
+    Wait(wait::WaitArgs),
+    /// Remove a finalizer that holds an object (its cleanup will not run).
+    Finalize(finalize::FinalizeArgs),
+    /// The kinds the server knows of and what reconciles each.
+    ApiResources(api_resources::ApiResourcesArgs),
     /// Print every change of a kind as one JSON event per line.
     Watch(watch::WatchArgs),
     /// List the loaded components: name, world, file, sha256, state, last error.
@@ -49,6 +72,8 @@ pub enum Command {
     Scheduler(scheduler::SchedulerArgs),
     /// Maintain the embedded store: `store verify` checks a stopped server's file.
     Store(store::StoreArgs),
+    /// Print a shell completion script: `source <(reactor-host completions bash)`.
+    Completions(completions::CompletionsArgs),
 }
 
 impl Command {
@@ -64,11 +89,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Apply(args) => apply::run(args).await,
         Command::Get(args) => get::run(args).await,
         Command::Delete(args) => delete::run(args).await,
+        Command::Diff(args) => diff::run(args).await,
+        Command::Label(args) => label::run(args).await,
+        Command::Wait(args) => wait::run(args).await,
+        Command::Finalize(args) => finalize::run(args).await,
+        Command::ApiResources(args) => api_resources::run(args).await,
         Command::Watch(args) => watch::run(args).await,
         Command::Components(args) => components::run(args).await,
         Command::Agent(args) => agent::run(args).await,
         Command::Agents(args) => agents::run(args).await,
         Command::Scheduler(args) => scheduler::run(args).await,
         Command::Store(args) => store::run(args).await,
+        Command::Completions(args) => completions::run(args),
     }
 }

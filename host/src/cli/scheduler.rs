@@ -11,13 +11,18 @@ use serde_json::Value;
 #[derive(Debug, Args)]
 pub struct SchedulerArgs {
     /// The agent's API address (its --listen).
-    #[arg(long, default_value = "http://127.0.0.1:7801", env = "REACTOR_AGENT")]
+    #[arg(
+        long,
+        global = true,
+        default_value = "http://127.0.0.1:7801",
+        env = "REACTOR_AGENT"
+    )]
     pub agent: String,
     /// The API token (the server's, which the agent was given).
-    #[arg(long, env = "REACTOR_TOKEN", hide_env_values = true)]
+    #[arg(long, global = true, env = "REACTOR_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// A file holding the API token (kept out of the command line, which other users see).
-    #[arg(long, env = "REACTOR_TOKEN_FILE")]
+    #[arg(long, global = true, env = "REACTOR_TOKEN_FILE")]
     pub token_file: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: SchedulerCommand,
@@ -45,8 +50,12 @@ pub enum SchedulerCommand {
     },
     /// Every change of one key's state, as JSON.
     Timeline { key: String },
-    /// The descriptors loaded by the agent.
-    Descriptors,
+    /// The descriptors loaded by the agent, as a table.
+    Descriptors {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Retrieve the southbound through the descriptors and repair any drift.
     Resync,
     /// A southbound notification: the value now exists (with JSON) or went away (without).
@@ -89,7 +98,14 @@ pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
         SchedulerCommand::Graph => print_json(&client.graph().await?)?,
         SchedulerCommand::History { seq } => print_json(&client.history(seq).await?)?,
         SchedulerCommand::Timeline { key } => print_json(&client.timeline(&key).await?)?,
-        SchedulerCommand::Descriptors => print_json(&client.descriptors().await?)?,
+        SchedulerCommand::Descriptors { json } => {
+            let descriptors = client.descriptors().await?;
+            if json {
+                print_json(&descriptors)?
+            } else {
+                print!("{}", super::components::table(&descriptors))
+            }
+        }
         SchedulerCommand::Resync => outcome(client.resync().await?)?,
         SchedulerCommand::Notify { key, value } => {
             let value = value

@@ -18,10 +18,13 @@ pub struct DocumentError {
 /// The object document as a user writes it. `status` and most of `meta` are server-owned: they
 /// are accepted (so `get -o yaml` output can be re-applied) and ignored, but for
 /// `meta.revision`, the compare-and-swap guard. Any other field is refused by name.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct InputDocument {
+#[schema(as = ObjectDocument)]
+pub struct InputDocument {
+    #[schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
     kind: String,
+    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
     name: String,
     #[serde(default)]
     labels: BTreeMap<String, String>,

@@ -5,7 +5,7 @@ mod names;
 mod owner;
 mod selector;
 
-pub use document::{DocumentError, parse_documents};
+pub use document::{DocumentError, InputDocument, parse_documents};
 pub use names::{NameError, validate_kind, validate_name};
 pub use owner::{Owner, RESERVED_KINDS, is_reserved};
 pub use selector::{Selector, SelectorError};
@@ -17,11 +17,17 @@ use std::collections::BTreeMap;
 /// A store-wide revision: the position of one change in the store's history.
 pub type Revision = u64;
 
+/// [`Object`] under another name for the OpenAPI derive, which reads a type named `Object` as
+/// "any JSON object".
+pub type StoredObject = Object;
+
 /// One object as stored and returned by the server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Object {
+    #[schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
     pub kind: String,
+    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
     pub name: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
@@ -34,10 +40,11 @@ pub struct Object {
 }
 
 /// Server-owned bookkeeping. On apply only `revision` is read (as a compare-and-swap guard).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Meta {
     pub uid: String,
+    #[schema(value_type = u64)]
     pub revision: Revision,
     pub generation: u64,
     pub created: String,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// The object whose reactor callback applied an object through the store import, and the
 /// component that ran the callback. An owned object is deleted when its owner goes, and only
 /// its owner's reactor may change or delete it through the store import.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Owner {
     pub kind: String,

@@ -176,7 +176,8 @@ impl Inner {
                     described,
                 });
             }
-            Ok(None) => {}
+            // The file is the serving version (again, e.g. put back after a broken one).
+            Ok(None) => slot.set_error(None),
             Err(e) => {
                 slot.set_error(Some(e.to_string()));
                 let serving = slot.current.load().is_some();

@@ -3,7 +3,7 @@
 use crate::object::{Object, Revision};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EventType {
     Created,
@@ -14,13 +14,15 @@ pub enum EventType {
 }
 
 /// One line of a watch stream.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WatchEvent {
     #[serde(rename = "type")]
     pub event_type: EventType,
+    #[schema(value_type = u64)]
     pub revision: Revision,
     /// The object after the change; for `deleted` its last state. Absent for bookmarks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::object::StoredObject>)]
     pub object: Option<Object>,
 }
 

@@ -29,15 +29,19 @@ use serde_json::Value;
 pub type WatchStream = BoxStream<'static, Result<WatchEvent, StoreError>>;
 
 /// The objects of one kind at one revision.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct Listing {
+    #[schema(value_type = Vec<crate::object::StoredObject>)]
     pub items: Vec<Object>,
     /// The store revision the listing reflects: watch from here to follow it.
+    #[schema(value_type = u64)]
     pub revision: Revision,
 }
 
 /// What an apply did to one object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ApplyOutcome {
     Created,
@@ -46,9 +50,10 @@ pub enum ApplyOutcome {
 }
 
 /// One object of an apply, as stored afterwards.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct Applied {
     pub outcome: ApplyOutcome,
+    #[schema(value_type = crate::object::StoredObject)]
     pub object: Object,
 }
 

@@ -2,6 +2,8 @@
 //! snapshot and a feed of changes, and report on them.
 
 use super::body::JsonBody;
+use super::openapi::{Compacted, Refused};
+use super::path::Path;
 use super::{ApiError, AppState};
 use crate::api::wire::{FeedBody, HeartbeatBody, RecordedBody, RegisterBody, ReportBody};
 use crate::nimbus::{self, AgentView, NimbusError, Recipient, Snapshot};
@@ -9,7 +11,7 @@ use crate::object::Object;
 use crate::store::StoreError;
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::response::Response;
 use serde::Deserialize;
 use std::time::Duration;
@@ -24,6 +26,26 @@ impl From<NimbusError> for ApiError {
     }
 }
 
+/// The path parameter of one agent, for the OpenAPI document.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // read by the derive only
+struct AgentPath {
+    /// The agent's id.
+    #[param(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    id: String,
+}
+
+/// An agent registers, or re-registers with new labels.
+#[utoipa::path(
+    operation_id = "registerAgent",
+    put,
+    path = "/v1/agents/{id}",
+    tag = "agents",
+    params(AgentPath),
+    request_body = RegisterBody,
+    responses((status = 200, description = "The agent's `Agent` object", body = crate::object::StoredObject), Refused)
+)]
 pub async fn register(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -34,6 +56,16 @@ pub async fn register(
     ))
 }
 
+/// The agent is alive: it counts as connected for `ttlMs`.
+#[utoipa::path(
+    operation_id = "heartbeat",
+    post,
+    path = "/v1/agents/{id}/heartbeat",
+    tag = "agents",
+    params(AgentPath),
+    request_body = HeartbeatBody,
+    responses((status = 200, description = "`{}`", body = Object), Refused)
+)]
 pub async fn heartbeat(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -48,13 +80,24 @@ pub async fn heartbeat(
     Ok(Json(serde_json::json!({})))
 }
 
+/// Every registered agent: connected, last seen, items applied / pending / failed.
+#[utoipa::path(
+    operation_id = "listAgents",
+    get,
+    path = "/v1/agents",
+    tag = "agents",
+    responses((status = 200, description = "Each agent: id, labels, connected, lastSeenMs, applied, pending, failed", body = Vec<Object>), Refused)
+)]
 pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<AgentView>>, ApiError> {
     Ok(Json(nimbus::list_agents(state.store.as_ref()).await?))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ItemsQuery {
+    /// The agent's id.
+    #[param(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
     agent: String,
 }
 
@@ -73,6 +116,15 @@ async fn recipient(state: &AppState, id: &str) -> Result<Recipient, ApiError> {
     })
 }
 
+/// The items meant for an agent, and the revision to follow them from.
+#[utoipa::path(
+    operation_id = "agentItems",
+    get,
+    path = "/v1/nimbus/items",
+    tag = "agents",
+    params(ItemsQuery),
+    responses((status = 200, description = "`{\"items\": [{key, value, version}], \"revision\"}`", body = Object), Refused)
+)]
 pub async fn items(
     State(state): State<AppState>,
     query: Result<Query<ItemsQuery>, QueryRejection>,
@@ -86,6 +138,14 @@ pub async fn items(
 
 /// The agent's feed as newline-delimited JSON; a store error ends it with an error line
 /// (`compacted`: the agent re-lists).
+#[utoipa::path(
+    operation_id = "agentFeed",
+    post,
+    path = "/v1/nimbus/watch",
+    tag = "agents",
+    request_body = FeedBody,
+    responses((status = 200, description = "One line per change: `put`, `delete`, `bookmark`; a stream that does not end", content_type = "application/x-ndjson", body = Object), Refused, Compacted)
+)]
 pub async fn feed(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<FeedBody>,
@@ -95,10 +155,21 @@ pub async fn feed(
     Ok(super::watch::ndjson(events))
 }
 
+/// An agent's reports on its items.
+#[utoipa::path(
+    operation_id = "agentReports",
+    post,
+    path = "/v1/nimbus/status",
+    tag = "agents",
+    request_body = ReportBody,
+    responses((status = 200, description = "How many reports were recorded", body = RecordedBody), Refused)
+)]
 pub async fn report(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<ReportBody>,
 ) -> Result<Json<RecordedBody>, ApiError> {
+    crate::object::validate_name(&body.agent)
+        .map_err(|e| ApiError::invalid(format!("agent id {:?}: {e}", body.agent)))?;
     if let Some(other) = body.reports.iter().find(|r| r.agent != body.agent) {
         return Err(ApiError::invalid(format!(
             "agent {} cannot report for agent {}",

@@ -2,12 +2,14 @@
 //! (`PUT /v1/components/{name}`, the `.wasm` as the body) and removing components — off by
 //! default, as controllerbus's ExecController, because it runs code the caller chooses.
 
+use super::openapi::Refused;
+use super::path::Path;
 use super::{ApiError, AppState};
 use crate::api::wire::ErrorCode;
 use crate::runtime::{ComponentInfo, Runtime, World};
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use std::path::PathBuf;
 
 /// What the components routes act on.
@@ -38,10 +40,36 @@ fn changes(state: &AppState) -> Result<&ComponentsApi, ApiError> {
     Ok(api)
 }
 
+/// The path parameter of one component, for the OpenAPI document.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // read by the derive only
+struct ComponentPath {
+    /// The component's name: its file name without `.wasm`.
+    name: String,
+}
+
+/// Every component of the watched folders, loaded or not.
+#[utoipa::path(
+    operation_id = "listComponents",
+    get,
+    path = "/v1/components",
+    tag = "components",
+    responses((status = 200, description = "Each component: name, world, file, sha256, state, error, serving, calls, traps, described", body = Vec<Object>), Refused)
+)]
 pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<ComponentInfo>>, ApiError> {
     Ok(Json(api(&state)?.runtime.components()))
 }
 
+/// One component.
+#[utoipa::path(
+    operation_id = "getComponent",
+    get,
+    path = "/v1/components/{name}",
+    tag = "components",
+    params(ComponentPath),
+    responses((status = 200, description = "The component, as in the list", body = Object), Refused)
+)]
 pub async fn get_one(
     State(state): State<AppState>,
     Path(name): Path<String>,
@@ -55,6 +83,15 @@ pub async fn get_one(
 
 /// Answers the component as loaded; a file that fails to load is kept and reported (409), as
 /// it would be had it been dropped in the folder.
+#[utoipa::path(
+    operation_id = "uploadComponent",
+    put,
+    path = "/v1/components/{name}",
+    tag = "components",
+    params(ComponentPath),
+    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The component's `.wasm`"),
+    responses((status = 200, description = "The component, loaded", body = Object), Refused)
+)]
 pub async fn upload(
     State(state): State<AppState>,
     Path(name): Path<String>,
@@ -77,6 +114,15 @@ pub async fn upload(
     }
 }
 
+/// Removes the component's file: its reactor stops.
+#[utoipa::path(
+    operation_id = "removeComponent",
+    delete,
+    path = "/v1/components/{name}",
+    tag = "components",
+    params(ComponentPath),
+    responses((status = 200, description = "`true`: it was removed", content_type = "application/json", body = bool), Refused)
+)]
 pub async fn remove(
     State(state): State<AppState>,
     Path(name): Path<String>,

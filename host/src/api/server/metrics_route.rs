@@ -21,6 +21,14 @@ pub fn handle() -> &'static PrometheusHandle {
     })
 }
 
+/// The server's metrics.
+#[utoipa::path(
+    operation_id = "metrics",
+    get,
+    path = "/metrics",
+    tag = "server",
+    responses((status = 200, description = "Prometheus text", content_type = "text/plain", body = String), super::openapi::Refused)
+)]
 pub async fn render(State(state): State<AppState>) -> Response {
     // Read at scrape time, so the gauge is the same on every backend and, on etcd, counts
     // the writes of the other replicas too. An unreachable store keeps the last value.

@@ -5,8 +5,12 @@ mod auth;
 mod body;
 mod components;
 mod error;
+mod finalizers;
 mod metrics_route;
 mod objects;
+mod openapi;
+mod path;
+mod status;
 mod watch;
 
 pub use auth::require_token;
@@ -22,9 +26,11 @@ pub fn install_metrics() {
 
 use crate::store::Store;
 use axum::Router;
-use axum::routing::{get, post, put};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use utoipa::OpenApi;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -35,6 +41,8 @@ pub enum ServeError {
     },
     #[error("the HTTP server failed: {0}")]
     Serve(std::io::Error),
+    #[error("cannot write the OpenAPI document: {0}")]
+    Document(serde_json::Error),
 }
 
 /// What the server needs to answer requests.
@@ -87,7 +95,7 @@ impl Server {
         };
         Ok(Self {
             listener,
-            router: router(state, config.max_request_bytes),
+            router: router(state, config.max_request_bytes)?,
         })
     }
 
@@ -107,44 +115,57 @@ impl Server {
     }
 }
 
-fn router(state: AppState, max_request_bytes: usize) -> Router {
-    let api = Router::new()
-        .route("/v1/objects", axum::routing::post(objects::apply_many))
-        .route("/v1/objects/{kind}", get(objects::list))
-        .route(
-            "/v1/objects/{kind}/{name}",
-            get(objects::get_one)
-                .put(objects::apply_one)
-                .delete(objects::delete),
-        )
-        .route("/v1/objects/{kind}/{name}/status", put(objects::set_status))
-        .route("/v1/watch", get(watch::watch_all))
-        .route("/v1/watch/{kind}", get(watch::watch_kind))
-        .route("/v1/components", get(components::list))
-        .route(
-            "/v1/components/{name}",
-            get(components::get_one)
-                .put(components::upload)
-                .delete(components::remove)
+/// The routes and their OpenAPI document, built from one list: a route is registered only
+/// with its `#[utoipa::path]`, so the document names every route the router serves.
+fn router(state: AppState, max_request_bytes: usize) -> Result<Router, ServeError> {
+    let (api, mut document) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(objects::apply_many))
+        .routes(routes!(objects::list))
+        .routes(routes!(
+            objects::get_one,
+            objects::apply_one,
+            objects::delete
+        ))
+        .routes(routes!(objects::set_status))
+        .routes(routes!(finalizers::remove))
+        .routes(routes!(watch::watch_all))
+        .routes(routes!(watch::watch_kind))
+        .routes(routes!(components::list))
+        .routes(
+            routes!(components::get_one, components::upload, components::remove)
                 // componentize-py and componentize-js components are 12-18 MB.
                 .layer(axum::extract::DefaultBodyLimit::max(64 << 20)),
         )
-        .route("/v1/agents", get(agents::list))
-        .route("/v1/agents/{id}", put(agents::register))
-        .route("/v1/agents/{id}/heartbeat", post(agents::heartbeat))
-        .route("/v1/nimbus/items", get(agents::items))
-        .route("/v1/nimbus/watch", post(agents::feed))
-        .route("/v1/nimbus/status", post(agents::report))
-        .route("/metrics", get(metrics_route::render))
+        .routes(routes!(agents::list))
+        .routes(routes!(agents::register))
+        .routes(routes!(agents::heartbeat))
+        .routes(routes!(agents::items))
+        .routes(routes!(agents::feed))
+        .routes(routes!(agents::report))
+        .routes(routes!(metrics_route::render))
         .layer(axum::extract::DefaultBodyLimit::max(max_request_bytes))
         .route_layer(axum::middleware::from_fn_with_state(
             state.token.clone(),
             auth::require_token,
-        ));
-    Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
+        ))
+        .split_for_parts();
+    let (open, open_document) = OpenApiRouter::default()
+        .routes(routes!(openapi::healthz))
+        .routes(routes!(openapi::document))
+        .split_for_parts();
+    document.merge(open_document);
+    let document = openapi::Document(document.to_json().map_err(ServeError::Document)?.into());
+    Ok(open
+        .layer(axum::Extension(document))
         .merge(api)
         .fallback(|| async { ApiError::not_found("no such route") })
+        .method_not_allowed_fallback(|method: axum::http::Method| async move {
+            let mut error = ApiError::invalid(format!(
+                "method {method} is not allowed on this route (see the Allow header)"
+            ));
+            error.status = axum::http::StatusCode::METHOD_NOT_ALLOWED;
+            error
+        })
         .layer(axum::middleware::from_fn(metrics_route::count_requests))
-        .with_state(state)
+        .with_state(state))
 }

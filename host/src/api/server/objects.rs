@@ -1,6 +1,8 @@
 //! `/v1/objects`: apply, get, list, delete, and status.
 
 use super::body::JsonBody;
+use super::openapi::Refused;
+use super::path::Path;
 use super::{ApiError, AppState};
 use crate::api::wire::ErrorCode;
 use crate::api::wire::{AppliedBody, ApplyBody, StatusBody};
@@ -10,10 +12,34 @@ use crate::object::{
 use crate::store::{Listing, StoreError};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use serde::Deserialize;
+use utoipa::IntoParams;
 
 type Answer<T> = Result<Json<T>, ApiError>;
+
+/// The path parameters of one object, for the OpenAPI document.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // read by the derive only
+pub(super) struct ObjectPath {
+    /// The object's kind, e.g. `Policy`.
+    #[param(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
+    kind: String,
+    /// The object's name, unique within its kind.
+    #[param(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    name: String,
+}
+
+/// The path parameter of a kind, for the OpenAPI document.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // read by the derive only
+pub(super) struct KindPath {
+    /// The objects' kind, e.g. `Policy`.
+    #[param(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
+    kind: String,
+}
 
 fn check(kind: &str, name: Option<&str>) -> Result<(), ApiError> {
     validate_kind(kind)?;
@@ -25,7 +51,7 @@ fn check(kind: &str, name: Option<&str>) -> Result<(), ApiError> {
 
 /// API clients never write the host's own kinds (items, reports, agents): they are changed
 /// only through the host's paths (reactors' `nimbus` import, agents' registration).
-fn check_writable(kind: &str) -> Result<(), ApiError> {
+pub(super) fn check_writable(kind: &str) -> Result<(), ApiError> {
     if is_reserved(kind) {
         return Err(ApiError::new(
             ErrorCode::Forbidden,
@@ -35,6 +61,15 @@ fn check_writable(kind: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Applies several objects, all or nothing; a stale `meta.revision` changes nothing (409).
+#[utoipa::path(
+    operation_id = "applyObjects",
+    post,
+    path = "/v1/objects",
+    tag = "objects",
+    request_body = ApplyBody,
+    responses((status = 200, description = "Each object as stored, with what the apply did", body = AppliedBody), Refused)
+)]
 pub async fn apply_many(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<ApplyBody>,
@@ -52,6 +87,16 @@ pub async fn apply_many(
     Ok(Json(AppliedBody { items }))
 }
 
+/// Applies one object; the body names the same kind and name as the path.
+#[utoipa::path(
+    operation_id = "applyObject",
+    put,
+    path = "/v1/objects/{kind}/{name}",
+    tag = "objects",
+    params(ObjectPath),
+    request_body = crate::object::StoredObject,
+    responses((status = 200, description = "The object as stored", body = crate::object::StoredObject), Refused)
+)]
 pub async fn apply_one(
     State(state): State<AppState>,
     Path((kind, name)): Path<(String, String)>,
@@ -77,13 +122,24 @@ pub async fn apply_one(
     Ok(Json(applied.object))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// A label selector, e.g. `app=web,tier!=db`.
     #[serde(default)]
     selector: Option<String>,
 }
 
+/// The objects of a kind, optionally selected by label.
+#[utoipa::path(
+    operation_id = "listObjects",
+    get,
+    path = "/v1/objects/{kind}",
+    tag = "objects",
+    params(KindPath, ListQuery),
+    responses((status = 200, description = "The objects and the revision they reflect", body = Listing), Refused)
+)]
 pub async fn list(
     State(state): State<AppState>,
     Path(kind): Path<String>,
@@ -100,6 +156,15 @@ pub async fn list(
     Ok(Json(state.store.list(&kind, &selector).await?))
 }
 
+/// One object.
+#[utoipa::path(
+    operation_id = "getObject",
+    get,
+    path = "/v1/objects/{kind}/{name}",
+    tag = "objects",
+    params(ObjectPath),
+    responses((status = 200, description = "The object", body = crate::object::StoredObject), Refused)
+)]
 pub async fn get_one(
     State(state): State<AppState>,
     Path((kind, name)): Path<(String, String)>,
@@ -111,14 +176,25 @@ pub async fn get_one(
         .ok_or_else(|| StoreError::NotFound { kind, name }.into())
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct RevisionQuery {
+    /// Delete only if the object is at this revision (409 otherwise).
     #[serde(default)]
+    #[param(value_type = Option<u64>)]
     revision: Option<Revision>,
 }
 
 /// Answers the object still held by finalizers, or `null` once it is gone.
+#[utoipa::path(
+    operation_id = "deleteObject",
+    delete,
+    path = "/v1/objects/{kind}/{name}",
+    tag = "objects",
+    params(ObjectPath, RevisionQuery),
+    responses((status = 200, description = "The object held by its finalizers, or null once gone", body = Option<crate::object::StoredObject>), Refused)
+)]
 pub async fn delete(
     State(state): State<AppState>,
     Path((kind, name)): Path<(String, String)>,
@@ -132,6 +208,16 @@ pub async fn delete(
     ))
 }
 
+/// Writes the object's status; the host's own keys (`reconcile`) are kept.
+#[utoipa::path(
+    operation_id = "setStatus",
+    put,
+    path = "/v1/objects/{kind}/{name}/status",
+    tag = "objects",
+    params(ObjectPath),
+    request_body = StatusBody,
+    responses((status = 200, description = "The object with its new status", body = crate::object::StoredObject), Refused)
+)]
 pub async fn set_status(
     State(state): State<AppState>,
     Path((kind, name)): Path<(String, String)>,
@@ -141,9 +227,13 @@ pub async fn set_status(
     check_writable(&kind)?;
     let JsonBody(body) = body?;
     Ok(Json(
-        state
-            .store
-            .set_status(&kind, &name, body.status, body.revision)
-            .await?,
+        super::status::write(
+            state.store.as_ref(),
+            &kind,
+            &name,
+            body.status,
+            body.revision,
+        )
+        .await?,
     ))
 }

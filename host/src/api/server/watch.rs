@@ -1,25 +1,41 @@
 //! `/v1/watch[/{kind}]?from=REV`: newline-delimited JSON events over a chunked response.
 
 use super::error::code_of;
+use super::objects::KindPath;
+use super::openapi::{Compacted, Refused};
+use super::path::Path;
 use super::{ApiError, AppState};
 use crate::api::wire::WatchErrorLine;
 use crate::object::{Revision, validate_kind};
-use crate::store::StoreError;
+use crate::store::{StoreError, WatchEvent};
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Deserialize;
+use utoipa::IntoParams;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct WatchQuery {
+    /// Every change after this revision (0: from the start of the log).
     #[serde(default)]
+    #[param(value_type = Option<u64>)]
     from: Revision,
 }
 
+/// Every change after `from`, of every kind, as it happens; a stream that does not end.
+#[utoipa::path(
+    operation_id = "watchAll",
+    get,
+    path = "/v1/watch",
+    tag = "watch",
+    params(WatchQuery),
+    responses((status = 200, description = "One event per line (`created`, `updated`, `deleted`, `bookmark`); a last line `{\"type\": \"error\"}` if the server ends it", content_type = "application/x-ndjson", body = WatchEvent), Refused, Compacted)
+)]
 pub async fn watch_all(
     State(state): State<AppState>,
     query: Result<Query<WatchQuery>, QueryRejection>,
@@ -28,6 +44,15 @@ pub async fn watch_all(
     stream(state, None, query.from).await
 }
 
+/// Every change after `from` of one kind, as it happens; a stream that does not end.
+#[utoipa::path(
+    operation_id = "watchKind",
+    get,
+    path = "/v1/watch/{kind}",
+    tag = "watch",
+    params(KindPath, WatchQuery),
+    responses((status = 200, description = "One event per line, as `/v1/watch`", content_type = "application/x-ndjson", body = WatchEvent), Refused, Compacted)
+)]
 pub async fn watch_kind(
     State(state): State<AppState>,
     Path(kind): Path<String>,

@@ -1,0 +1,108 @@
+//! The OpenAPI 3 document of the API, generated from the routes and the wire types (utoipa),
+//! and served without a token at `/v1/openapi.json`.
+
+use crate::api::wire::{ErrorBody, ErrorCode};
+use axum::Extension;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{IntoResponses, Modify, OpenApi};
+
+/// The security scheme every route but `/healthz` and this document requires.
+pub const TOKEN: &str = "token";
+
+/// The document's fixed parts; the router adds each route's path as it registers it.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "reactor-host",
+        description = "The HTTP API of `reactor-host serve`. Errors are `{\"error\", \"code\"}`; \
+                       every body is one JSON object of the route's shape, unknown fields refused."
+    ),
+    components(schemas(ErrorBody, ErrorCode)),
+    modifiers(&BearerToken),
+    security(("token" = [])),
+    tags(
+        (name = "objects", description = "Objects: apply, get, list, delete, status"),
+        (name = "watch", description = "Changes as newline-delimited JSON"),
+        (name = "components", description = "The WASM components the server runs"),
+        (name = "agents", description = "Agents and the items meant for them"),
+        (name = "server", description = "Health, metrics and this document"),
+    )
+)]
+pub struct ApiDoc;
+
+struct BearerToken;
+
+impl Modify for BearerToken {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
+                TOKEN,
+                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+            );
+    }
+}
+
+/// What any route behind the token may answer instead of its result.
+#[derive(IntoResponses)]
+#[allow(dead_code)] // only its derived description is used
+pub enum Refused {
+    /// invalid: the request, its query or its body is wrong; the message says what and where
+    #[response(status = 400)]
+    Invalid(ErrorBody),
+    /// unauthorized: no token, a wrong one, or the component API is off
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    /// not_found: no such object, agent, component or route
+    #[response(status = 404)]
+    NotFound(ErrorBody),
+    /// conflict: a stale revision, or a change the object's state does not allow
+    #[response(status = 409)]
+    Conflict(ErrorBody),
+    /// invalid: the body is over the request limit
+    #[response(status = 413)]
+    TooLarge(ErrorBody),
+    /// internal: the store failed
+    #[response(status = 500)]
+    Internal(ErrorBody),
+}
+
+/// What a watch may answer besides [`Refused`].
+#[derive(IntoResponses)]
+#[allow(dead_code)] // only its derived description is used
+pub enum Compacted {
+    /// compacted: the revision is older than the log keeps; list again and watch from there
+    #[response(status = 410)]
+    Gone(ErrorBody),
+}
+
+/// The document itself, written once when the router is built.
+#[derive(Clone)]
+pub struct Document(pub bytes::Bytes);
+
+#[utoipa::path(
+    operation_id = "openapi",
+    get,
+    path = "/v1/openapi.json",
+    tag = "server",
+    security(()),
+    responses((status = 200, description = "This document (OpenAPI 3)", content_type = "application/json", body = Object))
+)]
+pub async fn document(Extension(document): Extension<Document>) -> Response {
+    ([(CONTENT_TYPE, "application/json")], document.0).into_response()
+}
+
+#[utoipa::path(
+    operation_id = "healthz",
+    get,
+    path = "/healthz",
+    tag = "server",
+    security(()),
+    responses((status = 200, description = "The server answers", content_type = "text/plain", body = String))
+)]
+pub async fn healthz() -> &'static str {
+    "ok\n"
+}

@@ -1,0 +1,83 @@
+//! `reactor-host diff -f FILE`: what `apply -f FILE` would change, as a unified diff of each
+//! object's labels and spec (live → file). Exits 0 without differences, 1 with, 2 on error.
+
+use super::client_args::{ClientArgs, explain};
+use super::exit::Exit;
+use crate::api::wire::ErrorCode;
+use crate::object::{ApplyRequest, Object};
+use clap::Args;
+use serde_json::{Value, json};
+use similar::TextDiff;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// A YAML or JSON file with one or more documents, or `-` for standard input.
+    #[arg(short = 'f', long = "filename")]
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+pub async fn run(args: DiffArgs) -> anyhow::Result<()> {
+    let differs = compare(&args).await.map_err(|e| Exit {
+        code: 2,
+        message: Some(format!("{e:#}")),
+    })?;
+    if differs {
+        return Err(Exit {
+            code: 1,
+            message: None,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Prints the differences; answers whether there were any.
+async fn compare(args: &DiffArgs) -> anyhow::Result<bool> {
+    let (_, requests) = super::documents::read(&args.file)?;
+    let client = args.client.client()?;
+    let mut differs = false;
+    for request in requests {
+        let live = match client.get(&request.kind, &request.name).await {
+            Ok(object) => Some(object),
+            Err(e) if e.code() == Some(ErrorCode::NotFound) => None,
+            Err(e) => return Err(explain(e)),
+        };
+        let what = format!("{}/{}", request.kind, request.name);
+        let before = live
+            .as_ref()
+            .map(live_view)
+            .transpose()?
+            .unwrap_or_default();
+        let after = yaml(&file_view(&request))?;
+        if before != after {
+            differs = true;
+            let diff = TextDiff::from_lines(&before, &after);
+            print!(
+                "{}",
+                diff.unified_diff()
+                    .header(&format!("live {what}"), &format!("file {what}"))
+            );
+        }
+    }
+    Ok(differs)
+}
+
+fn yaml(value: &Value) -> anyhow::Result<String> {
+    Ok(serde_yaml_ng::to_string(value)?)
+}
+
+/// What an apply sets of an object: kind, name, labels, spec.
+fn file_view(request: &ApplyRequest) -> Value {
+    json!({"kind": request.kind, "name": request.name, "labels": request.labels,
+        "spec": request.spec})
+}
+
+fn live_view(object: &Object) -> anyhow::Result<String> {
+    yaml(
+        &json!({"kind": object.kind, "name": object.name, "labels": object.labels,
+        "spec": object.spec}),
+    )
+}

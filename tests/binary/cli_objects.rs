@@ -1,0 +1,171 @@
+//! The kubectl-level commands on objects: delete by names, selector or file; label;
+//! `-o jsonpath`; `get -w`; `diff -f`; each refusing bad input with one line.
+
+use reactor_testkit::{Host, assert_fails_with, assert_usage_error, stderr, stdout};
+
+const OBJECTS: &str = "kind: Thing\nname: a\nlabels: {app: web}\nspec: {size: 1}\n---\n\
+kind: Thing\nname: b\nlabels: {app: db}\nspec: {}\n---\n\
+kind: Thing\nname: c\nlabels: {app: db}\nspec: {}\n---\n\
+kind: Other\nname: d\nspec: {}\n";
+
+fn names(host: &Host, kind: &str) -> String {
+    let out = host.cli(&["get", kind, "-o", "jsonpath={.items[*].name}"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out).trim().to_owned()
+}
+
+fn started() -> (tempfile::TempDir, Host) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = Host::start(&tmp.path().join("data"), &[]);
+    let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(OBJECTS));
+    assert!(out.status.success(), "{}", stderr(&out));
+    (tmp, host)
+}
+
+#[test]
+fn delete_by_names_by_selector_and_by_file() {
+    let (tmp, host) = started();
+    assert_eq!(names(&host, "Thing"), "a b c");
+
+    let out = host.cli(&["delete", "Thing", "-l", "app=db"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Thing/b deleted\nThing/c deleted\n");
+    assert_eq!(names(&host, "Thing"), "a");
+
+    // Several names: a missing one is reported, the others are still deleted.
+    let out = host.cli(&["delete", "Other", "d", "gone"]);
+    assert_eq!(stdout(&out), "Other/d deleted\n");
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("Other/gone not found") && err.contains("1 of 2 deletes failed"),
+        "{err}"
+    );
+
+    let file = tmp.path().join("a.yaml");
+    std::fs::write(&file, "kind: Thing\nname: a\nspec: {}\n").expect("write");
+    let out = host.cli(&["delete", "-f", file.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Thing/a deleted\n");
+    assert_eq!(names(&host, "Thing"), "");
+
+    assert_fails_with(&host.cli(&["delete", "Thing"]), &["KIND NAME", "-l", "-f"]);
+    assert_fails_with(
+        &host.cli(&["delete", "Thing", "a", "b", "--revision", "3"]),
+        &["--revision applies to one object"],
+    );
+}
+
+#[test]
+fn label_sets_and_removes_and_jsonpath_reads_them() {
+    let (_tmp, host) = started();
+    let out = host.cli(&["label", "Thing", "a", "tier=front", "app-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("Thing/a labeled (revision "));
+    let labels = host.cli(&["get", "Thing", "a", "-o", "jsonpath={.labels}"]);
+    assert_eq!(stdout(&labels).trim(), r#"{"tier":"front"}"#);
+
+    assert_fails_with(
+        &host.cli(&["label", "Thing", "a", "tier=back"]),
+        &["Thing/a", "tier is already front", "--overwrite"],
+    );
+    let out = host.cli(&["label", "Thing", "a", "tier=back", "--overwrite"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tier = host.cli(&[
+        "get",
+        "Thing",
+        "-l",
+        "tier=back",
+        "-o",
+        "jsonpath={.items[*].name}:{.items[0].labels.tier}",
+    ]);
+    assert_eq!(stdout(&tier), "a:back\n");
+    // The spec is left as it was.
+    let size = host.cli(&["get", "Thing", "a", "-o", "jsonpath={.spec.size}"]);
+    assert_eq!(stdout(&size), "1\n");
+
+    assert_usage_error(
+        &host.cli(&["label", "Thing", "a", "tier"]),
+        &["neither key=value nor key-"],
+    );
+    assert_fails_with(
+        &host.cli(&["label", "Thing", "zz", "x=y"]),
+        &["Thing/zz not found"],
+    );
+    assert_usage_error(
+        &host.cli(&["get", "Thing", "-o", "jsonpath={.items[}"]),
+        &["jsonpath {.items[}"],
+    );
+    assert_usage_error(
+        &host.cli(&["get", "Thing", "-o", "xml"]),
+        &["\"xml\" is not an output format"],
+    );
+}
+
+#[test]
+fn get_watch_prints_each_change_after_the_listing() {
+    let (_tmp, host) = started();
+    let mut rows = host.watch(&["get", "Thing", "-l", "app=db", "-w"]);
+    assert!(rows.next_line().starts_with("NAME "), "the header first");
+    let listed: Vec<String> = (0..2).map(|_| rows.next_line()).collect();
+    assert!(
+        listed[0].starts_with("b ") && listed[1].starts_with("c "),
+        "{listed:?}"
+    );
+
+    let out = host.cli_with_stdin(
+        &["apply", "-f", "-"],
+        Some("kind: Thing\nname: e\nlabels: {app: db}\nspec: {}\n---\nkind: Thing\nname: f\nlabels: {app: web}\nspec: {}\n"),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let created = rows.next_line();
+    assert!(
+        created.starts_with("e ") && created.contains(" active "),
+        "{created}"
+    );
+    assert!(host.cli(&["delete", "Thing", "b"]).status.success());
+    let deleted = rows.next_line();
+    assert!(
+        deleted.starts_with("b ") && deleted.contains(" deleted "),
+        "{deleted}"
+    );
+}
+
+#[test]
+fn diff_shows_what_apply_would_change() {
+    let (tmp, host) = started();
+    let file = tmp.path().join("objects.yaml");
+    std::fs::write(&file, OBJECTS).expect("write");
+    let path = file.to_str().expect("utf-8");
+    let same = host.cli(&["diff", "-f", path]);
+    assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
+    assert_eq!(stdout(&same), "");
+
+    std::fs::write(
+        &file,
+        OBJECTS.replace("size: 1", "size: 2") + "---\nkind: Thing\nname: new\nspec: {}\n",
+    )
+    .expect("write");
+    let changed = host.cli(&["diff", "-f", path]);
+    assert_eq!(changed.status.code(), Some(1), "{}", stderr(&changed));
+    let text = stdout(&changed);
+    assert!(
+        text.contains("--- live Thing/a\n+++ file Thing/a\n"),
+        "{text}"
+    );
+    assert!(text.contains("-  size: 1\n+  size: 2\n"), "{text}");
+    assert!(
+        text.contains("+++ file Thing/new\n") && text.contains("+name: new\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Thing/b"),
+        "unchanged objects are not shown: {text}"
+    );
+    assert_eq!(names(&host, "Thing"), "a b c", "nothing was applied");
+
+    std::fs::write(&file, "kind: Thing\nname: Bad Name\n").expect("write");
+    let bad = host.cli(&["diff", "-f", path]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert_fails_with(&bad, &["objects.yaml", "document 1", "Bad Name"]);
+}

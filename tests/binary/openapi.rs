@@ -1,0 +1,175 @@
+//! The OpenAPI document of a real server: served without a token, it names every route the
+//! server routes (each documented operation is routed, no other method is, and the README's
+//! API table lists the same routes); refusals outside the handlers keep the error shape.
+
+use reactor_testkit::Host;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+const METHODS: [&str; 5] = ["GET", "PUT", "POST", "DELETE", "PATCH"];
+
+/// `(METHOD, path)` of every route in the README's "HTTP API" table; `[/{x}]` is optional.
+fn readme_routes() -> BTreeSet<(String, String)> {
+    let readme = include_str!("../../README.md");
+    let section = readme
+        .split("\n## HTTP API\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("the README has an HTTP API section");
+    let mut routes = BTreeSet::new();
+    for row in section.lines().filter(|l| l.starts_with("| `")) {
+        let cell = row
+            .split('|')
+            .nth(1)
+            .expect("a first cell")
+            .replace('`', "");
+        let (methods, path) = cell.trim().rsplit_once(' ').expect("METHOD path");
+        let path = path.split('?').next().expect("a path");
+        let paths = match path.split_once('[') {
+            Some((base, optional)) => vec![
+                base.to_owned(),
+                format!("{base}{}", optional.trim_end_matches(']')),
+            ],
+            None => vec![path.to_owned()],
+        };
+        for method in methods.split('/') {
+            for path in &paths {
+                routes.insert((method.to_owned(), path.clone()));
+            }
+        }
+    }
+    routes
+}
+
+fn documented(document: &Value) -> BTreeSet<(String, String)> {
+    let paths = document["paths"].as_object().expect("paths");
+    paths
+        .iter()
+        .flat_map(|(path, item)| {
+            METHODS
+                .iter()
+                .filter(|m| item.get(m.to_lowercase()).is_some())
+                .map(move |m| (m.to_string(), path.clone()))
+        })
+        .collect()
+}
+
+fn concrete(path: &str) -> String {
+    path.replace("{kind}", "Probe")
+        .replace("{name}", "probe")
+        .replace("{id}", "probe")
+}
+
+#[test]
+fn the_document_names_every_route_the_server_serves() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = Host::start(&tmp.path().join("data"), &[]);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let http = reqwest::Client::new();
+        let answer = http
+            .get(format!("{}/v1/openapi.json", host.url))
+            .send()
+            .await
+            .expect("openapi.json");
+        assert_eq!(answer.status(), 200, "served without a token");
+        let document: Value = answer.json().await.expect("the document is JSON");
+        assert!(
+            document["openapi"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("3.")),
+            "{}",
+            document["openapi"]
+        );
+        let routes = documented(&document);
+        assert_eq!(
+            routes,
+            readme_routes(),
+            "the document and the README's API table list the same routes"
+        );
+
+        let token = host.token();
+        let paths: BTreeSet<&String> = routes.iter().map(|(_, path)| path).collect();
+        for path in paths {
+            for method in METHODS {
+                let url = format!("{}{}", host.url, concrete(path));
+                let answer = http
+                    .request(method.parse().expect("method"), &url)
+                    .bearer_auth(&token)
+                    .header("content-type", "application/json")
+                    .body("{}")
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+                let status = answer.status().as_u16();
+                // A stream (watch) answers its headers at once; only its status is read.
+                let body = if status == 200 {
+                    Value::Null
+                } else {
+                    answer.json().await.unwrap_or(Value::Null)
+                };
+                if routes.contains(&(method.to_owned(), path.clone())) {
+                    assert_ne!(status, 405, "{method} {path} is documented but not routed");
+                    assert_ne!(
+                        body["error"], "no such route",
+                        "{method} {path} is documented but not routed"
+                    );
+                } else {
+                    assert_eq!(status, 405, "{method} {path} is routed but not documented");
+                    assert_eq!(body["code"], "invalid", "{method} {path}: {body}");
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn refusals_outside_the_handlers_keep_the_error_shape() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = Host::start(&tmp.path().join("data"), &[]);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let http = reqwest::Client::new();
+        let token = host.token();
+        for (method, path, status, says) in [
+            (
+                "PATCH",
+                "/v1/objects/Policy/a",
+                405,
+                "method PATCH is not allowed",
+            ),
+            ("POST", "/healthz", 405, "method POST is not allowed"),
+            ("GET", "/v1/objects/Policy/%FF", 400, "invalid path"),
+            ("GET", "/v1/nothing", 404, "no such route"),
+        ] {
+            let answer = http
+                .request(
+                    method.parse().expect("method"),
+                    format!("{}{path}", host.url),
+                )
+                .bearer_auth(&token)
+                .send()
+                .await
+                .expect("request");
+            assert_eq!(answer.status().as_u16(), status, "{method} {path}");
+            let body: Value = answer.json().await.expect("an error body");
+            assert!(
+                body["error"].as_str().is_some_and(|e| e.contains(says))
+                    && body["code"].is_string(),
+                "{method} {path}: {body}"
+            );
+        }
+        let answer = http
+            .post(format!("{}/v1/nimbus/status", host.url))
+            .bearer_auth(&token)
+            .body(r#"{"agent": "", "reports": []}"#)
+            .send()
+            .await
+            .expect("report");
+        assert_eq!(
+            answer.status().as_u16(),
+            400,
+            "a report without an agent id"
+        );
+    });
+}
