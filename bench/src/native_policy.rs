@@ -1,4 +1,4 @@
-//! The Policy reactor of DESIGN.md written directly against the host in Rust: the baseline
+//! The Policy reactor of the examples written directly against the host in Rust: the baseline
 //! every WASM measurement of examples/policy-rust is compared with, and the objects it watches.
 
 use async_trait::async_trait;
@@ -11,7 +11,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The Policy reactor of DESIGN.md written directly against the host: the baseline.
+/// The Policy reactor of the examples written directly against the host: the baseline.
 pub struct NativePolicy {
     pub store: Arc<dyn Store>,
 }

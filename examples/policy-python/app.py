@@ -1,4 +1,4 @@
-"""The Policy reactor of DESIGN.md in Python: publishes one Nimbus item per rule to the
+"""The Policy reactor (the example every language implements) in Python: publishes one Nimbus item per rule to the
 agents its selector matches, records what it did in status, and counts per agent the items
 applied there. Same behaviour as examples/policy-rust, so either can replace the other."""
 

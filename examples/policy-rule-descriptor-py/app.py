@@ -1,5 +1,5 @@
 # world: descriptor
-"""The policy-rule descriptor of DESIGN.md in Python: applies the Nimbus items of the
+"""The policy-rule descriptor (the agent side of the Policy example) in Python: applies the Nimbus items of the
 Policy reactors (keys `policy/<policy>/<rule>`, values `{name, action}`) on an agent by
 writing each as `/<policy>/<rule>.json` under its southbound root. `retrieve` lists those
 files, so a file removed or edited behind the agent's back is drift that resync repairs."""

@@ -1,4 +1,4 @@
-//! The `policy-rule` descriptor of DESIGN.md: each rule item `policy/<policy>/<rule>` is the file `/<policy>/<rule>.json`.
+//! The `policy-rule` descriptor (the agent side of the Policy example): each rule item `policy/<policy>/<rule>` is the file `/<policy>/<rule>.json`.
 
 use reactor_sdk::export_descriptor;
 use serde_json::Value;
