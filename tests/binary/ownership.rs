@@ -18,8 +18,11 @@ fn tenant_host(data: &Path) -> Host {
 }
 
 fn host_of(reactor: &str, data: &Path) -> Host {
-    install(reactor, &data.join("components"));
+    // Installed once the server listens: a Python build compiles for up to a minute in a
+    // debug build, longer than a server may take to print its address.
+    std::fs::create_dir_all(data.join("components")).expect("components folder");
     let host = Host::start(data, &[]);
+    install(reactor, &host.components_dir());
     // A Python build compiles for up to a minute in a debug build.
     eventually(&format!("{reactor} is ready"), 240, || {
         reactor_testkit::stdout(&host.cli(&["components"]))
