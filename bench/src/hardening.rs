@@ -82,7 +82,9 @@ pub async fn run(objects: usize, watchers: usize) -> anyhow::Result<HardeningFig
     let mut refused = 0;
     let mut oversized = 0;
     oversized += 1;
-    if apply(&server, &http, "huge", 100 << 20).await? != 200 {
+    // A refusal may come as a 413 or, past the body limit, as the connection closed before
+    // the body was read (the server does not read 100 MB to refuse it).
+    if apply(&server, &http, "huge", 100 << 20).await.unwrap_or(0) != 200 {
         refused += 1;
     }
     for i in 0..13 {
