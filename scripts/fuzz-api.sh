@@ -35,12 +35,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
+: >"$work/serve.out"
 "$bin" serve --listen 127.0.0.1:0 --data "$work/data" --components "$work/components" \
     --allow-component-api >"$work/serve.out" 2>"$work/serve.log" &
 server_pid=$!
 url=""
 for _ in $(seq 300); do
-    url="$(sed -n 's/^reactor-host listening on //p' "$work/serve.out")"
+    url="$(sed -n 's/^reactor-host listening on //p' "$work/serve.out" || true)"
     [ -n "$url" ] && break
     kill -0 "$server_pid" 2>/dev/null || break
     sleep 0.1

@@ -97,7 +97,7 @@ import json, sys
 got = [(c["name"], c["state"].lower(), c.get("error")) for c in json.loads(sys.argv[1])]
 assert got == [("policy-rust", "ready", None)], got
 EOF
-descriptors="$("$bin" scheduler descriptors)" || fail "scheduler descriptors failed"
+descriptors="$("$bin" scheduler descriptors --json)" || fail "scheduler descriptors failed"
 python3 - "$descriptors" <<'EOF' || fail "the agent's descriptors are not policy-rule alone, ready"
 import json, sys
 got = json.loads(sys.argv[1])

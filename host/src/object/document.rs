@@ -228,6 +228,13 @@ mod tests {
         let err = parse_documents(unknown_meta).expect_err("unknown meta field");
         assert!(err.problem.contains("unknown field `revison`"), "{err}");
 
+        let meta_list = "kind: A\nname: a\nmeta: [x, 3]\n";
+        let err = parse_documents(meta_list).expect_err("meta as a list");
+        assert!(
+            err.problem.contains("expected a map of meta fields"),
+            "{err}"
+        );
+
         let listed = "- [A, a]\n";
         let err = parse_documents(listed).expect_err("a list is no document");
         assert!(err.problem.contains("expected an object document"), "{err}");

@@ -40,8 +40,9 @@ pub struct Object {
 }
 
 /// Server-owned bookkeeping. On apply only `revision` is read (as a compare-and-swap guard).
+/// Read only from a map: serde would otherwise take a list (`meta: []`) field by field.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 pub struct Meta {
     pub uid: String,
     #[schema(value_type = u64)]
@@ -54,6 +55,28 @@ pub struct Meta {
     /// Set on objects a reactor applied through the store import.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,
+}
+
+impl Serialize for Meta {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Meta::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Meta {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = Meta;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of meta fields")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Meta, A::Error> {
+                Meta::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(Fields)
+    }
 }
 
 impl Object {
