@@ -75,10 +75,19 @@ impl Attachment {
         let exists = self
             .reflectors
             .get(key.kind())
-            .is_some_and(|r| r.get(key.name()).is_some());
+            .is_some_and(|r| r.uid(key.name()).is_some());
         if exists {
             self.keys.force(&key);
             self.queue.add(key);
+        }
+    }
+
+    /// Indexes every cached object of `reflector` (one of the reactor's own kinds) for the
+    /// secondary watches.
+    pub fn index_all(&self, reflector: &Reflector) {
+        for object in reflector.list(&crate::object::Selector::default()) {
+            self.secondaries
+                .primary_changed(&super::ReflectorEvent::Applied(object));
         }
     }
 

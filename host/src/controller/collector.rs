@@ -10,8 +10,8 @@ use crate::store::StoreError;
 pub fn owner_alive(run: &Attachment, owner: &Owner) -> bool {
     run.reflectors
         .get(&owner.kind)
-        .and_then(|reflector| reflector.get(&owner.name))
-        .is_some_and(|found| found.meta.uid == owner.uid)
+        .and_then(|reflector| reflector.uid(&owner.name))
+        .is_some_and(|uid| uid == owner.uid)
 }
 
 /// Deletes `child`, whose owner is gone, unless it changed since it was read (its next event

@@ -43,8 +43,7 @@ impl EngineHost {
             .context
             .reflectors
             .acquire(&primary.kind)
-            .and_then(|reflector| reflector.get(&primary.name))
-            .map(|object| object.meta.uid)
+            .and_then(|reflector| reflector.uid(&primary.name))
             .ok_or_else(|| {
                 GuestStoreError::Unavailable(format!(
                     "{}/{} is not in the cache: it may have just been deleted",

@@ -146,20 +146,14 @@ fn offer(run: &Arc<Attachment>, event: &ReflectorEvent) {
 async fn feed(run: Arc<Attachment>, reflector: Arc<Reflector>) {
     let mut events = reflector.subscribe();
     reflector.synced().await;
-    for object in reflector.list(&crate::object::Selector::default()) {
-        run.secondaries
-            .primary_changed(&ReflectorEvent::Applied(object));
-    }
+    run.index_all(&reflector);
     // First sight (also after a restart): reconcile everything from the store.
     run.enqueue_all(&reflector, true);
     loop {
         match events.recv().await {
             Ok(event) => offer(&run, &event),
             Err(RecvError::Lagged(_)) => {
-                for object in reflector.list(&crate::object::Selector::default()) {
-                    run.secondaries
-                        .primary_changed(&ReflectorEvent::Applied(object));
-                }
+                run.index_all(&reflector);
                 run.enqueue_all(&reflector, false)
             }
             Err(RecvError::Closed) => return,

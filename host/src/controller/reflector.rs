@@ -88,6 +88,11 @@ impl Reflector {
         self.shared.read().get(name).cloned()
     }
 
+    /// The uid of a cached object, without copying the object.
+    pub fn uid(&self, name: &str) -> Option<String> {
+        self.shared.read().get(name).map(|o| o.meta.uid.clone())
+    }
+
     pub fn list(&self, selector: &Selector) -> Vec<Object> {
         let mut items: Vec<Object> = self
             .shared
