@@ -1,7 +1,10 @@
-//! What every controller of one engine shares: the store, the reflectors and the object locks.
+//! What every controller of one engine shares: the store, the reflectors, the object locks and
+//! the callbacks running.
 
 use super::locks::ObjectLocks;
+use super::pending::Callbacks;
 use super::reflector::Reflectors;
+use crate::object::ObjectKey;
 use crate::store::Store;
 use std::sync::Arc;
 
@@ -12,6 +15,8 @@ pub struct EngineContext {
     pub store: Arc<dyn Store>,
     pub reflectors: Arc<Reflectors>,
     pub locks: ObjectLocks,
+    /// The callbacks running now and the writes each holds until it ends.
+    pub callbacks: Arc<Callbacks>,
 }
 
 impl EngineContext {
@@ -21,6 +26,16 @@ impl EngineContext {
             reflectors: Arc::new(Reflectors::new(store.clone())),
             store,
             locks,
+            callbacks: Arc::default(),
+        }
+    }
+
+    /// What `component`'s callback on `key` reads and writes through: its pending writes
+    /// while it runs, the store itself otherwise.
+    pub fn store_for(&self, component: &str, key: &ObjectKey) -> Arc<dyn Store> {
+        match self.callbacks.find(component, key) {
+            Some(pending) => pending,
+            None => self.store.clone(),
         }
     }
 }
