@@ -6,7 +6,8 @@ use std::time::Duration;
 /// How a controller runs.
 #[derive(Debug, Clone)]
 pub struct ControllerOptions {
-    /// Callbacks running at once (on different objects).
+    /// Reconciles in flight at once (on different objects), each running its callback or
+    /// waiting for its commit.
     pub concurrency: usize,
     pub backoff: Backoff,
     /// The most callbacks per second, so a failing reactor cannot spin the CPU.
@@ -20,7 +21,7 @@ pub struct ControllerOptions {
 impl Default for ControllerOptions {
     fn default() -> Self {
         Self {
-            concurrency: 4,
+            concurrency: 32,
             backoff: Backoff::default(),
             max_rate: 10_000.0,
             lock_retry: Duration::from_millis(20),

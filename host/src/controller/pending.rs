@@ -26,8 +26,9 @@ pub struct Pending {
 struct Staged {
     /// Each object the writes touched, as they left it (`None`: removed).
     objects: HashMap<ObjectKey, Option<Object>>,
-    /// Objects known without a store read (the callback's primary, from the cache).
-    seeds: HashMap<ObjectKey, Object>,
+    /// Objects as first read (from the store, or seeded from the cache): a callback reads
+    /// each object from the store at most once, and reads it the same way each time.
+    known: HashMap<ObjectKey, Option<Object>>,
     writes: Vec<Write>,
 }
 
@@ -44,7 +45,7 @@ impl Pending {
     /// callback with its primary as the cache holds it, and a stale seed makes the commit
     /// conflict rather than overwrite.
     pub fn seed(&self, object: &Object) {
-        self.state.lock().seeds.insert(object.key(), object.clone());
+        (self.state.lock().known).insert(object.key(), Some(object.clone()));
     }
 
     /// The transaction commits only if `key` is still at `revision` (`None`: absent): what
@@ -101,11 +102,13 @@ impl Pending {
             if let Some(object) = state.objects.get(key) {
                 return Ok(object.clone());
             }
-            if let Some(object) = state.seeds.get(key) {
-                return Ok(Some(object.clone()));
+            if let Some(object) = state.known.get(key) {
+                return Ok(object.clone());
             }
         }
-        self.base.get(key.kind(), key.name()).await
+        let read = self.base.get(key.kind(), key.name()).await?;
+        (self.state.lock().known).insert(key.clone(), read.clone());
+        Ok(read)
     }
 
     fn room_for(&self, state: &Staged, more: usize) -> Result<(), StoreError> {
