@@ -9,6 +9,7 @@ mod agents; // etcd matrix
 mod cli_bad_input; // etcd matrix
 mod cli_etcd;
 mod cli_flow; // etcd matrix
+mod cli_global_flags;
 mod cli_lifecycle;
 mod cli_objects; // etcd matrix
 mod cli_scheduler;

@@ -11,13 +11,11 @@ pub struct ApplyArgs {
     /// A YAML or JSON file with one or more documents, or `-` for standard input.
     #[arg(short = 'f', long = "filename")]
     pub file: PathBuf,
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
-pub async fn run(args: ApplyArgs) -> anyhow::Result<()> {
+pub async fn run(args: ApplyArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let (source, requests) = super::documents::read(&args.file)?;
-    let client = args.client.client()?;
+    let client = global.client()?;
     let applied = client.apply(requests).await.map_err(|e| match e {
         // The server names the document; say which file it is in.
         ClientError::Server { ref message, .. } if message.starts_with("document ") => {

@@ -35,6 +35,8 @@ use clap::{Parser, Subcommand};
     about = "A host for controllers whose logic runs sandboxed in WebAssembly"
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub global: client_args::ClientArgs,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -84,22 +86,23 @@ impl Command {
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let global = &cli.global;
     match cli.command {
-        Command::Serve(args) => serve::run(args).await,
-        Command::Apply(args) => apply::run(args).await,
-        Command::Get(args) => get::run(args).await,
-        Command::Delete(args) => delete::run(args).await,
-        Command::Diff(args) => diff::run(args).await,
-        Command::Label(args) => label::run(args).await,
-        Command::Wait(args) => wait::run(args).await,
-        Command::Finalize(args) => finalize::run(args).await,
-        Command::ApiResources(args) => api_resources::run(args).await,
-        Command::Watch(args) => watch::run(args).await,
-        Command::Components(args) => components::run(args).await,
-        Command::Agent(args) => agent::run(args).await,
-        Command::Agents(args) => agents::run(args).await,
-        Command::Scheduler(args) => scheduler::run(args).await,
-        Command::Store(args) => store::run(args).await,
+        Command::Serve(args) => serve::run(args, global).await,
+        Command::Apply(args) => apply::run(args, global).await,
+        Command::Get(args) => get::run(args, global).await,
+        Command::Delete(args) => delete::run(args, global).await,
+        Command::Diff(args) => diff::run(args, global).await,
+        Command::Label(args) => label::run(args, global).await,
+        Command::Wait(args) => wait::run(args, global).await,
+        Command::Finalize(args) => finalize::run(args, global).await,
+        Command::ApiResources(args) => api_resources::run(args, global).await,
+        Command::Watch(args) => watch::run(args, global).await,
+        Command::Components(args) => components::run(args, global).await,
+        Command::Agent(args) => agent::run(args, global).await,
+        Command::Agents(args) => agents::run(args, global).await,
+        Command::Scheduler(args) => scheduler::run(args, global).await,
+        Command::Store(args) => store::run(args, global).await,
         Command::Completions(args) => completions::run(args),
     }
 }
