@@ -7,6 +7,7 @@
 mod agent_scheduler; // etcd matrix
 mod agents; // etcd matrix
 mod cli_bad_input; // etcd matrix
+mod cli_dry_run;
 mod cli_etcd;
 mod cli_flow; // etcd matrix
 mod cli_global_flags;

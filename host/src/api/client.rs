@@ -112,13 +112,21 @@ impl Client {
 
     /// Applies every object, all or nothing.
     pub async fn apply(&self, objects: Vec<ApplyRequest>) -> Result<Vec<Applied>, ClientError> {
+        self.apply_with(objects, false).await
+    }
+
+    /// An apply, or with `dry_run` what it would do (validated and admitted, nothing stored).
+    pub async fn apply_with(
+        &self,
+        objects: Vec<ApplyRequest>,
+        dry_run: bool,
+    ) -> Result<Vec<Applied>, ClientError> {
         let body = ApplyBody { objects };
-        let answer: AppliedBody = self
-            .json(
-                self.request(reqwest::Method::POST, "/v1/objects")
-                    .json(&body),
-            )
-            .await?;
+        let mut builder = self.request(reqwest::Method::POST, "/v1/objects");
+        if dry_run {
+            builder = builder.query(&[("dryRun", "true")]);
+        }
+        let answer: AppliedBody = self.json(builder.json(&body)).await?;
         Ok(answer.items)
     }
 

@@ -4,6 +4,7 @@ mod agents;
 mod auth;
 mod body;
 mod components;
+mod dry_run;
 mod error;
 mod finalizers;
 mod metrics_route;
