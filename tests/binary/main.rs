@@ -9,6 +9,7 @@ mod agents; // etcd matrix
 mod cli_bad_input; // etcd matrix
 mod cli_dry_run;
 mod cli_etcd;
+mod cli_events_logs;
 mod cli_flow; // etcd matrix
 mod cli_global_flags;
 mod cli_lifecycle;

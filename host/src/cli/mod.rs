@@ -11,11 +11,13 @@ mod components;
 mod delete;
 mod diff;
 mod documents;
+mod events;
 mod exit;
 mod finalize;
 mod get;
 mod jsonpath;
 mod label;
+mod logs;
 mod output;
 mod scheduler;
 mod serve;
@@ -62,6 +64,11 @@ pub enum Command {
     Finalize(finalize::FinalizeArgs),
     /// The kinds the server knows of and what reconciles each.
     ApiResources(api_resources::ApiResourcesArgs),
+    /// What happened to objects: reconcile errors, failures, finalizer waits, agents' failed
+    /// items, with counts (kept in memory by the server, bounded).
+    Events(events::EventsArgs),
+    /// The lines a component logged or printed (the newest, kept by the server); -f follows.
+    Logs(logs::LogsArgs),
     /// Print every change of a kind as one JSON event per line.
     Watch(watch::WatchArgs),
     /// List the loaded components: name, world, file, sha256, state, last error.
@@ -97,6 +104,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Wait(args) => wait::run(args, global).await,
         Command::Finalize(args) => finalize::run(args, global).await,
         Command::ApiResources(args) => api_resources::run(args, global).await,
+        Command::Events(args) => events::run(args, global).await,
+        Command::Logs(args) => logs::run(args, global).await,
         Command::Watch(args) => watch::run(args, global).await,
         Command::Components(args) => components::run(args, global).await,
         Command::Agent(args) => agent::run(args, global).await,

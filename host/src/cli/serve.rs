@@ -100,6 +100,7 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
         token,
         store,
         admission: Some(engine.clone()),
+        events: Some(engine.context().events.clone()),
         components: Some(ComponentsApi {
             runtime: runtime.clone(),
             dir: args.components.clone(),

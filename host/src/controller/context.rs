@@ -1,5 +1,7 @@
-//! What every controller of one engine shares: the store, the reflectors and the object locks.
+//! What every controller of one engine shares: the store, the reflectors, the object locks
+//! and the events.
 
+use super::events::Events;
 use super::locks::ObjectLocks;
 use super::reflector::Reflectors;
 use crate::store::Store;
@@ -12,6 +14,7 @@ pub struct EngineContext {
     pub store: Arc<dyn Store>,
     pub reflectors: Arc<Reflectors>,
     pub locks: ObjectLocks,
+    pub events: Events,
 }
 
 impl EngineContext {
@@ -21,6 +24,7 @@ impl EngineContext {
             reflectors: Arc::new(Reflectors::new(store.clone())),
             store,
             locks,
+            events: Events::default(),
         }
     }
 }

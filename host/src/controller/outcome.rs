@@ -16,7 +16,9 @@ pub async fn succeeded(
     current: Option<Object>,
     action: Action,
 ) {
+    let failures = run.queue.failures(key);
     run.queue.forget(key);
+    super::event_hooks::succeeded(&run.context, &run.info.name, key, failures);
     if matches!(decision, Decision::Delete { .. } | Decision::Release) {
         deleted(run, key, decision, current).await;
         return;
@@ -74,12 +76,14 @@ pub async fn retry(run: &Attachment, key: &ObjectKey, message: &str) {
         next_retry: Some(humantime::format_rfc3339_millis(next).to_string()),
     };
     tracing::debug!(reactor = %run.info.name, object = %key, attempts, ?delay, error = message, "retrying");
+    super::event_hooks::retrying(&run.context, &run.info.name, key, message);
     write_status(run, key, &entry).await;
 }
 
 /// The callback failed for good: no retry until the object changes.
 pub async fn permanent(run: &Attachment, key: &ObjectKey, handled: Option<u64>, message: String) {
     run.queue.forget(key);
+    super::event_hooks::permanent(&run.context, &run.info.name, key, &message);
     let entry = ReconcileStatus {
         observed_generation: handled,
         attempts: 1,

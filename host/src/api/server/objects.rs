@@ -219,9 +219,11 @@ pub async fn delete(
     check(&kind, Some(&name))?;
     check_writable(&kind)?;
     let Query(query) = query?;
-    Ok(Json(
-        state.store.delete(&kind, &name, query.revision).await?,
-    ))
+    let held = state.store.delete(&kind, &name, query.revision).await?;
+    if let Some(object) = &held {
+        super::events::deletion_held(&state, object);
+    }
+    Ok(Json(held))
 }
 
 /// Writes the object's status; the host's own keys (`reconcile`) are kept.
