@@ -7,6 +7,7 @@
 mod agent_scheduler; // etcd matrix
 mod agents; // etcd matrix
 mod cli_bad_input; // etcd matrix
+mod cli_describe;
 mod cli_dry_run;
 mod cli_etcd;
 mod cli_events_logs;

@@ -9,6 +9,7 @@ mod client_args;
 mod completions;
 mod components;
 mod delete;
+mod describe;
 mod diff;
 mod documents;
 mod events;
@@ -54,6 +55,9 @@ pub enum Command {
     /// Delete objects: KIND NAME..., KIND -l SELECTOR, or -f FILE (each stays, marked
     /// deleting, while finalizers hold it).
     Delete(delete::DeleteArgs),
+    /// One object for a person: metadata, owner, spec, status, reconcile state per reactor,
+    /// children, Nimbus items with each agent's state, recent events.
+    Describe(describe::DescribeArgs),
     /// Show what `apply -f FILE` would change (exit 0: nothing, 1: differences).
     Diff(diff::DiffArgs),
     /// Set (`key=value`) and remove (`key-`) an object's labels.
@@ -99,6 +103,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Apply(args) => apply::run(args, global).await,
         Command::Get(args) => get::run(args, global).await,
         Command::Delete(args) => delete::run(args, global).await,
+        Command::Describe(args) => describe::run(args, global).await,
         Command::Diff(args) => diff::run(args, global).await,
         Command::Label(args) => label::run(args, global).await,
         Command::Wait(args) => wait::run(args, global).await,
