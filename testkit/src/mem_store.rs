@@ -8,7 +8,8 @@ use parking_lot::Mutex;
 use reactor_host::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
 use reactor_host::store::{
     Applied, ApplyOutcome, Change, EventType, Listing, Store, StoreError, WatchEvent, WatchStream,
-    plan_apply, plan_delete, plan_set_finalizers, plan_set_status,
+    Write, Written, plan_apply, plan_delete, plan_set_finalizers, plan_set_status, plan_writes,
+    targets,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -56,10 +57,10 @@ impl MemStore {
         let Some(change) = plan(current.as_ref())? else {
             return Ok((current, None));
         };
-        Ok(Self::commit(&mut state, &self.live, change))
+        Ok(Self::record(&mut state, &self.live, change))
     }
 
-    fn commit(
+    fn record(
         state: &mut State,
         live: &broadcast::Sender<WatchEvent>,
         change: Change,
@@ -180,7 +181,7 @@ impl Store for MemStore {
                 EventType::Created => ApplyOutcome::Created,
                 _ => ApplyOutcome::Updated,
             };
-            let (object, _) = Self::commit(&mut state, &self.live, change);
+            let (object, _) = Self::record(&mut state, &self.live, change);
             let object = object.ok_or_else(|| StoreError::Backend("apply removed".into()))?;
             applied.push(Applied { outcome, object });
         }
@@ -225,6 +226,30 @@ impl Store for MemStore {
                 plan_delete(kind, name, cur, expected)
             })?
             .0)
+    }
+
+    async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {
+        let mut state = self.state();
+        let keys = targets(&writes);
+        let current: Vec<Option<Object>> = keys
+            .iter()
+            .map(|key| state.objects.get(key.as_str()).cloned())
+            .collect();
+        let changes = plan_writes(&writes, &keys, &current)?;
+        Ok(current
+            .into_iter()
+            .zip(changes)
+            .map(|(object, change)| match change {
+                None => Written {
+                    object,
+                    change: None,
+                },
+                Some(change) => {
+                    let (object, change) = Self::record(&mut state, &self.live, change);
+                    Written { object, change }
+                }
+            })
+            .collect())
     }
 
     async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {

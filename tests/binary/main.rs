@@ -23,6 +23,7 @@ mod harden; // etcd matrix
 mod languages;
 mod openapi; // etcd matrix
 mod ownership; // etcd matrix
+mod reconcile_commit; // etcd matrix
 mod replicas;
 mod status_api; // etcd matrix
 mod wit_versions;

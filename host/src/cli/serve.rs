@@ -60,6 +60,13 @@ pub struct ServeArgs {
     /// reactors and agents alike. Request bodies are limited to 4× this (at least 2 MiB).
     #[arg(long, default_value_t = crate::store::DEFAULT_MAX_OBJECT_BYTES)]
     pub max_object_bytes: usize,
+    /// On etcd: the etcd server's `--max-txn-ops`. One apply, or one callback's writes, is one
+    /// transaction: one of more objects is refused with an error naming this limit.
+    #[arg(long, default_value_t = 128)]
+    pub etcd_max_txn_ops: usize,
+    /// On etcd: the etcd server's `--max-request-bytes`, checked the same way.
+    #[arg(long, default_value_t = 1536 << 10)]
+    pub etcd_max_request_bytes: usize,
 }
 
 pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()> {
@@ -156,6 +163,8 @@ async fn open_store(
     let options = EtcdStoreOptions {
         bookmark_interval: args.bookmark_interval,
         max_object_bytes: args.max_object_bytes,
+        max_txn_ops: args.etcd_max_txn_ops,
+        max_request_bytes: args.etcd_max_request_bytes,
         ..EtcdStoreOptions::default()
     };
     let store = EtcdStore::connect(&url, options).await?;

@@ -1,9 +1,11 @@
-//! What every controller of one engine shares: the store, the reflectors, the object locks
-//! and the events.
+//! What every controller of one engine shares: the store, the reflectors, the object locks,
+//! the events and the callbacks running.
 
 use super::events::Events;
 use super::locks::ObjectLocks;
+use super::pending::Callbacks;
 use super::reflector::Reflectors;
+use crate::object::ObjectKey;
 use crate::store::Store;
 use std::sync::Arc;
 
@@ -15,6 +17,8 @@ pub struct EngineContext {
     pub reflectors: Arc<Reflectors>,
     pub locks: ObjectLocks,
     pub events: Events,
+    /// The callbacks running now and the writes each holds until it ends.
+    pub callbacks: Arc<Callbacks>,
 }
 
 impl EngineContext {
@@ -25,6 +29,16 @@ impl EngineContext {
             store,
             locks,
             events: Events::default(),
+            callbacks: Arc::default(),
+        }
+    }
+
+    /// What `component`'s callback on `key` reads and writes through: its pending writes
+    /// while it runs, the store itself otherwise.
+    pub fn store_for(&self, component: &str, key: &ObjectKey) -> Arc<dyn Store> {
+        match self.callbacks.find(component, key) {
+            Some(pending) => pending,
+            None => self.store.clone(),
         }
     }
 }

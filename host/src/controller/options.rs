@@ -1,4 +1,4 @@
-//! How a controller runs: concurrency, backoff, rate cap and lock retry.
+//! How a controller runs: concurrency, backoff, rate cap, lock retry and writes per callback.
 
 use super::Backoff;
 use std::time::Duration;
@@ -13,6 +13,8 @@ pub struct ControllerOptions {
     pub max_rate: f64,
     /// How soon an object locked by another callback is tried again.
     pub lock_retry: Duration,
+    /// The most writes one callback may hold (they commit in one transaction at its end).
+    pub max_writes: usize,
 }
 
 impl Default for ControllerOptions {
@@ -22,6 +24,7 @@ impl Default for ControllerOptions {
             backoff: Backoff::default(),
             max_rate: 10_000.0,
             lock_retry: Duration::from_millis(20),
+            max_writes: 1000,
         }
     }
 }
