@@ -1,5 +1,6 @@
 //! `reactor-host serve`: the store, the API and (as they arrive) the controllers.
 
+use super::client_args::ClientArgs;
 use crate::api::server::ComponentsApi;
 use crate::api::{Server, ServerConfig, token};
 use crate::controller::{ControllerOptions, Engine, EngineHost, ObjectLocks};
@@ -19,8 +20,8 @@ use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Where the embedded store and the API token live.
-    #[arg(long, default_value = "./data")]
+    /// Where the embedded store and the API token live: the global --data (default ./data).
+    #[arg(skip)]
     pub data: PathBuf,
     /// The folder of reactor components (`.wasm`), watched for changes.
     #[arg(long, default_value = "./components")]
@@ -68,7 +69,9 @@ pub struct ServeArgs {
     pub etcd_max_request_bytes: usize,
 }
 
-pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    global.refuse("serve", &["--server", "--token", "--token-file", "--agent"])?;
+    args.data = global.data_or("./data");
     // Count the loads of the components found at start (compiled or from the cache).
     crate::api::server::install_metrics();
     let (store, token, etcd) = open_store(&args).await?;
@@ -104,6 +107,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         token,
         store,
         admission: Some(engine.clone()),
+        events: Some(engine.context().events.clone()),
         components: Some(ComponentsApi {
             runtime: runtime.clone(),
             dir: args.components.clone(),

@@ -81,6 +81,7 @@ impl ReportRelay {
             return;
         };
         let batch = self.pending().remove(owner).unwrap_or_default();
+        super::event_hooks::agent_reports(context, &self.reactor, owner, batch.values());
         let mut reports = batch.into_values();
         while let Some(report) = reports.next() {
             // Fresh each time: the previous call may have changed the status.

@@ -1,6 +1,7 @@
-//! What every controller of one engine shares: the store, the reflectors, the object locks and
-//! the callbacks running.
+//! What every controller of one engine shares: the store, the reflectors, the object locks,
+//! the events and the callbacks running.
 
+use super::events::Events;
 use super::locks::ObjectLocks;
 use super::pending::Callbacks;
 use super::reflector::Reflectors;
@@ -15,6 +16,7 @@ pub struct EngineContext {
     pub store: Arc<dyn Store>,
     pub reflectors: Arc<Reflectors>,
     pub locks: ObjectLocks,
+    pub events: Events,
     /// The callbacks running now and the writes each holds until it ends.
     pub callbacks: Arc<Callbacks>,
 }
@@ -26,6 +28,7 @@ impl EngineContext {
             reflectors: Arc::new(Reflectors::new(store.clone())),
             store,
             locks,
+            events: Events::default(),
             callbacks: Arc::default(),
         }
     }

@@ -46,7 +46,9 @@ pub async fn succeeded(
     if let Err(ran) = commit_writes(run, key, pending).await {
         return ran;
     }
+    let failures = run.queue.failures(key);
     run.queue.forget(key);
+    super::event_hooks::succeeded(&run.context, &run.info.name, key, failures);
     run.keys.handled(key, object);
     if let Action::RequeueAfter(delay) = action {
         run.keys.force(key);
@@ -88,7 +90,9 @@ async fn deleted(
     if let Err(ran) = commit_writes(run, key, pending).await {
         return ran;
     }
+    let failures = run.queue.failures(key);
     run.queue.forget(key);
+    super::event_hooks::succeeded(&run.context, &run.info.name, key, failures);
     run.keys.delete_handled(key, uid);
     Ran::Done
 }
@@ -147,12 +151,14 @@ pub async fn retry(run: &Attachment, key: &ObjectKey, message: &str) {
         next_retry: Some(humantime::format_rfc3339_millis(next).to_string()),
     };
     tracing::debug!(reactor = %run.info.name, object = %key, attempts, ?delay, error = message, "retrying");
+    super::event_hooks::retrying(&run.context, &run.info.name, key, message);
     write_status(run, key, &entry).await;
 }
 
 /// The callback failed for good: no retry until the object changes.
 pub async fn permanent(run: &Attachment, key: &ObjectKey, handled: Option<u64>, message: String) {
     run.queue.forget(key);
+    super::event_hooks::permanent(&run.context, &run.info.name, key, &message);
     let entry = ReconcileStatus {
         observed_generation: handled,
         attempts: 1,
