@@ -121,22 +121,26 @@ impl Pending {
         Ok(())
     }
 
-    /// Decides `writes` on what the callback sees now and keeps them, all or none.
-    async fn stage(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {
+    /// Decides `writes` on what the callback sees now and keeps them, all or none. The
+    /// errors of an apply name the document (counted from 1), as the store's own apply does.
+    async fn stage(&self, writes: Vec<Write>, documents: bool) -> Result<Vec<Written>, StoreError> {
+        let at = |i: usize, e: StoreError| match documents {
+            true => StoreError::in_document(i + 1, e),
+            false => e,
+        };
         let mut seen = HashSet::new();
         let mut befores = Vec::with_capacity(writes.len());
-        for write in &writes {
+        for (i, write) in writes.iter().enumerate() {
             let key = write.key();
             if !seen.insert(key.clone()) {
-                return Err(StoreError::Invalid(format!(
-                    "{key} appears twice in one write"
-                )));
+                let twice = StoreError::Invalid(format!("{key} appears twice in one apply"));
+                return Err(at(i, twice));
             }
-            befores.push(self.current(&key).await?);
+            befores.push(self.current(&key).await.map_err(|e| at(i, e))?);
         }
         let mut changes = Vec::with_capacity(writes.len());
-        for (write, before) in writes.iter().zip(&befores) {
-            changes.push(write.plan(before.as_ref())?);
+        for (i, (write, before)) in writes.iter().zip(&befores).enumerate() {
+            changes.push(write.plan(before.as_ref()).map_err(|e| at(i, e))?);
         }
         let mut state = self.state.lock();
         self.room_for(&state, writes.len())?;
@@ -162,7 +166,7 @@ impl Pending {
     }
 
     async fn stage_one(&self, write: Write) -> Result<Option<Object>, StoreError> {
-        let mut written = self.stage(vec![write]).await?;
+        let mut written = self.stage(vec![write], false).await?;
         Ok(written.pop().and_then(|w| w.object))
     }
 }
@@ -183,7 +187,7 @@ impl Store for Pending {
 
     async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError> {
         let written = self
-            .stage(requests.into_iter().map(Write::Apply).collect())
+            .stage(requests.into_iter().map(Write::Apply).collect(), true)
             .await?;
         written.into_iter().map(Applied::try_from).collect()
     }
@@ -240,7 +244,7 @@ impl Store for Pending {
         // Nested in the callback's transaction: kept with the rest.
         let mut written = Vec::with_capacity(writes.len());
         for write in writes {
-            written.extend(self.stage(vec![write]).await?);
+            written.extend(self.stage(vec![write], false).await?);
         }
         Ok(written)
     }

@@ -96,7 +96,7 @@ pub async fn apply_many(
         admission.admit(&body.objects).await?;
     }
     if query.dry_run {
-        let items = super::dry_run::plan(state.store.as_ref(), &body.objects).await?;
+        let items = super::dry_run::plan(&state.store, &body.objects).await?;
         return Ok(Json(AppliedBody { items }));
     }
     let items = state.store.apply(body.objects).await?;
