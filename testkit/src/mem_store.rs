@@ -23,13 +23,15 @@ struct State {
     /// embedded store's label index does.
     labelled: HashMap<(String, String, String), BTreeSet<String>>,
     /// Every change, oldest first; revision `n` is at index `n - 1`.
-    log: Vec<WatchEvent>,
+    log: Vec<Arc<WatchEvent>>,
 }
 
 /// The in-memory store; `MemStore::default()` is empty at revision 0.
 pub struct MemStore {
     state: Arc<Mutex<State>>,
-    live: broadcast::Sender<WatchEvent>,
+    /// Each change once, shared by every watcher (each copies only the events it wants),
+    /// as the embedded store shares its batches.
+    live: broadcast::Sender<Arc<WatchEvent>>,
 }
 
 impl Default for MemStore {
@@ -62,7 +64,7 @@ impl MemStore {
 
     fn record(
         state: &mut State,
-        live: &broadcast::Sender<WatchEvent>,
+        live: &broadcast::Sender<Arc<WatchEvent>>,
         change: Change,
     ) -> (Option<Object>, Option<EventType>) {
         let mut object = change.object;
@@ -73,6 +75,7 @@ impl MemStore {
             revision: object.meta.revision,
             object: Some(object.clone()),
         };
+        let event = Arc::new(event);
         state.log.push(event.clone());
         let _ = live.send(event);
         if let Some(before) = state.objects.get(&key).cloned() {
@@ -108,7 +111,7 @@ fn lock(state: &Mutex<State>) -> parking_lot::MutexGuard<'_, State> {
 }
 
 /// The logged changes after `position` (a watcher that fell behind the live feed).
-fn since(state: &Mutex<State>, position: Revision) -> Vec<WatchEvent> {
+fn since(state: &Mutex<State>, position: Revision) -> Vec<Arc<WatchEvent>> {
     lock(state)
         .log
         .iter()
@@ -255,7 +258,8 @@ impl Store for MemStore {
     async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {
         let (replay, mut live, mut position) = {
             let state = self.state();
-            let replay: Vec<WatchEvent> = state.log.iter().skip(from as usize).cloned().collect();
+            let replay: Vec<Arc<WatchEvent>> =
+                state.log.iter().skip(from as usize).cloned().collect();
             (replay, self.live.subscribe(), state.log.len() as u64)
         };
         let kind = kind.map(str::to_owned);
@@ -263,8 +267,8 @@ impl Store for MemStore {
         let (tx, rx) = mpsc::channel(1024);
         let state = self.state.clone();
         tokio::spawn(async move {
-            for event in replay.into_iter().filter(&wanted) {
-                if tx.send(Ok(event)).await.is_err() {
+            for event in replay.iter().filter(|e| wanted(e)) {
+                if tx.send(Ok(WatchEvent::clone(event))).await.is_err() {
                     return;
                 }
             }
@@ -280,7 +284,7 @@ impl Store for MemStore {
                         continue;
                     }
                     position = event.revision;
-                    if wanted(&event) && tx.send(Ok(event)).await.is_err() {
+                    if wanted(&event) && tx.send(Ok(WatchEvent::clone(&event))).await.is_err() {
                         return;
                     }
                 }
