@@ -8,8 +8,7 @@ use parking_lot::Mutex;
 use reactor_host::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
 use reactor_host::store::{
     Applied, ApplyOutcome, Change, EventType, Listing, Store, StoreError, WatchEvent, WatchStream,
-    Write, Written, plan_apply, plan_delete, plan_set_finalizers, plan_set_status, plan_writes,
-    targets,
+    Write, Written, plan_apply, plan_writes, targets,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -48,18 +47,10 @@ impl MemStore {
         lock(&self.state)
     }
 
-    /// Plans one change of one object against the current state and commits it.
-    fn write(
-        &self,
-        key: ObjectKey,
-        plan: impl FnOnce(Option<&Object>) -> Result<Option<Change>, StoreError>,
-    ) -> Result<(Option<Object>, Option<EventType>), StoreError> {
-        let mut state = self.state();
-        let current = state.objects.get(key.as_str()).cloned();
-        let Some(change) = plan(current.as_ref())? else {
-            return Ok((current, None));
-        };
-        Ok(Self::record(&mut state, &self.live, change))
+    /// The state of the one object `write` touches, after it.
+    async fn single(&self, write: Write) -> Result<Option<Object>, StoreError> {
+        let mut written = self.commit(vec![write]).await?;
+        Ok(written.pop().and_then(|w| w.object))
     }
 
     fn record(
@@ -198,10 +189,15 @@ impl Store for MemStore {
         status: Value,
         expected: Option<Revision>,
     ) -> Result<Object, StoreError> {
-        let (object, _) = self.write(ObjectKey::new(kind, name), |cur| {
-            plan_set_status(kind, name, cur, &status, expected)
-        })?;
-        object.ok_or_else(|| StoreError::Backend("status write removed the object".into()))
+        let write = Write::SetStatus {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            status,
+            expected,
+        };
+        self.single(write)
+            .await?
+            .ok_or_else(|| StoreError::Backend("status write removed the object".into()))
     }
 
     async fn set_finalizers(
@@ -211,11 +207,13 @@ impl Store for MemStore {
         finalizers: Vec<String>,
         expected: Option<Revision>,
     ) -> Result<Option<Object>, StoreError> {
-        Ok(self
-            .write(ObjectKey::new(kind, name), |cur| {
-                plan_set_finalizers(kind, name, cur, &finalizers, expected)
-            })?
-            .0)
+        let write = Write::SetFinalizers {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            finalizers,
+            expected,
+        };
+        self.single(write).await
     }
 
     async fn delete(
@@ -224,11 +222,12 @@ impl Store for MemStore {
         name: &str,
         expected: Option<Revision>,
     ) -> Result<Option<Object>, StoreError> {
-        Ok(self
-            .write(ObjectKey::new(kind, name), |cur| {
-                plan_delete(kind, name, cur, expected)
-            })?
-            .0)
+        let write = Write::Delete {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            expected,
+        };
+        self.single(write).await
     }
 
     async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {

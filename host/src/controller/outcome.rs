@@ -46,9 +46,7 @@ pub async fn succeeded(
     if let Err(ran) = commit_writes(run, key, pending).await {
         return ran;
     }
-    let failures = run.queue.failures(key);
-    run.queue.forget(key);
-    super::event_hooks::succeeded(&run.context, &run.info.name, key, failures);
+    landed(run, key);
     run.keys.handled(key, object);
     if let Action::RequeueAfter(delay) = action {
         run.keys.force(key);
@@ -90,11 +88,16 @@ async fn deleted(
     if let Err(ran) = commit_writes(run, key, pending).await {
         return ran;
     }
+    landed(run, key);
+    run.keys.delete_handled(key, uid);
+    Ran::Done
+}
+
+/// The run's writes landed: the object leaves the queue (an event says so after failures).
+fn landed(run: &Attachment, key: &ObjectKey) {
     let failures = run.queue.failures(key);
     run.queue.forget(key);
     super::event_hooks::succeeded(&run.context, &run.info.name, key, failures);
-    run.keys.delete_handled(key, uid);
-    Ran::Done
 }
 
 /// Commits what a run decided without a callback (a finalizer put back), if anything.
