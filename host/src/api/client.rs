@@ -122,10 +122,12 @@ impl Client {
         dry_run: bool,
     ) -> Result<Vec<Applied>, ClientError> {
         let body = ApplyBody { objects };
-        let mut builder = self.request(reqwest::Method::POST, "/v1/objects");
-        if dry_run {
-            builder = builder.query(&[("dryRun", "true")]);
-        }
+        let path = if dry_run {
+            "/v1/dry-run/objects"
+        } else {
+            "/v1/objects"
+        };
+        let builder = self.request(reqwest::Method::POST, path);
         let answer: AppliedBody = self.json(builder.json(&body)).await?;
         Ok(answer.items)
     }

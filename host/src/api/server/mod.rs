@@ -127,6 +127,7 @@ impl Server {
 fn router(state: AppState, max_request_bytes: usize) -> Result<Router, ServeError> {
     let (api, mut document) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .routes(routes!(objects::apply_many))
+        .routes(routes!(objects::dry_run_many))
         .routes(routes!(objects::list))
         .routes(routes!(
             objects::get_one,

@@ -61,31 +61,45 @@ pub(super) fn check_writable(kind: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct ApplyQuery {
-    /// Validate and admit the objects, and answer what the apply would do, storing nothing.
-    #[serde(default)]
-    dry_run: bool,
-}
-
 /// Applies several objects, all or nothing; a stale `meta.revision` changes nothing (409).
 #[utoipa::path(
     operation_id = "applyObjects",
     post,
     path = "/v1/objects",
     tag = "objects",
-    params(ApplyQuery),
     request_body = ApplyBody,
-    responses((status = 200, description = "Each object as stored (or, in a dry run, as it would be), with what the apply did", body = AppliedBody), Refused)
+    responses((status = 200, description = "Each object as stored, with what the apply did", body = AppliedBody), Refused)
 )]
 pub async fn apply_many(
     State(state): State<AppState>,
-    query: Result<Query<ApplyQuery>, QueryRejection>,
     JsonBody(body): JsonBody<ApplyBody>,
 ) -> Answer<AppliedBody> {
-    let Query(query) = query?;
+    admit(&state, &body).await?;
+    let items = state.store.apply(body.objects).await?;
+    Ok(Json(AppliedBody { items }))
+}
+
+/// What `POST /v1/objects` would do with the same body (validation and admission run, the
+/// store's rules decide), storing nothing.
+#[utoipa::path(
+    operation_id = "dryRunObjects",
+    post,
+    path = "/v1/dry-run/objects",
+    tag = "objects",
+    request_body = ApplyBody,
+    responses((status = 200, description = "Each object as the apply would leave it (a new one with revision 0), with what the apply would do", body = AppliedBody), Refused)
+)]
+pub async fn dry_run_many(
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody<ApplyBody>,
+) -> Answer<AppliedBody> {
+    admit(&state, &body).await?;
+    let items = super::dry_run::plan(&state.store, &body.objects).await?;
+    Ok(Json(AppliedBody { items }))
+}
+
+/// Every document well formed and writable by a client, and admitted by the reactors.
+async fn admit(state: &AppState, body: &ApplyBody) -> Result<(), ApiError> {
     for (i, request) in body.objects.iter().enumerate() {
         request
             .validate()
@@ -95,12 +109,7 @@ pub async fn apply_many(
     if let Some(admission) = &state.admission {
         admission.admit(&body.objects).await?;
     }
-    if query.dry_run {
-        let items = super::dry_run::plan(&state.store, &body.objects).await?;
-        return Ok(Json(AppliedBody { items }));
-    }
-    let items = state.store.apply(body.objects).await?;
-    Ok(Json(AppliedBody { items }))
+    Ok(())
 }
 
 /// Applies one object; the body names the same kind and name as the path.
