@@ -8,6 +8,7 @@ mod end_to_end;
 mod etcd;
 mod fan_out;
 mod hardening;
+mod kv_incremental;
 mod kvscheduler;
 mod languages;
 mod machine;
