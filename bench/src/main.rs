@@ -15,6 +15,7 @@ mod machine;
 mod native_policy;
 mod pipeline;
 mod plot;
+mod publish;
 mod reload;
 mod render;
 mod replicas;
@@ -47,7 +48,7 @@ enum Command {
     Run {
         /// The built components (scripts/build-components.sh OUT).
         components: PathBuf,
-        /// Scenarios to run (default: all): store dispatch reload end-to-end fan-out
+        /// Scenarios to run (default: all): store dispatch reload end-to-end fan-out agent-publish
         /// replicas kvscheduler restart languages memory hardening watches.
         scenarios: Vec<String>,
         #[command(flatten)]
