@@ -6,6 +6,7 @@ mod chain_descriptor;
 mod dispatch;
 mod end_to_end;
 mod etcd;
+mod etcd_loop;
 mod fan_out;
 mod hardening;
 mod kv_incremental;

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use reactor_host::controller::status::{merge_reactor_status, update_status};
-use reactor_host::controller::{Action, Failure, Reaction, Reactor, ReactorInfo};
+use reactor_host::controller::{Action, EngineContext, Failure, Reaction, Reactor, ReactorInfo};
 use reactor_host::nimbus::{self, ItemTarget, Owner};
 use reactor_host::object::{ApplyRequest, Object};
 use reactor_host::store::Store;
@@ -11,14 +11,21 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The Policy reactor of the examples written directly against the host: the baseline.
+/// The Policy reactor of the examples written directly against the host: the baseline. Like
+/// a component, it writes through its callback's pending writes (committed at its end).
 pub struct NativePolicy {
-    pub store: Arc<dyn Store>,
+    pub context: EngineContext,
 }
 
 impl NativePolicy {
+    /// What a callback on `object` reads and writes through, as the host's imports do.
+    fn store(&self, object: &Object) -> Arc<dyn Store> {
+        self.context.store_for("policy-native", &object.key())
+    }
+
     async fn reconcile(&self, object: &Object) -> Result<(), String> {
-        let store = self.store.as_ref();
+        let store = self.store(object);
+        let store = store.as_ref();
         let owner = Owner {
             kind: object.kind.clone(),
             name: object.name.clone(),
@@ -89,7 +96,7 @@ impl Reactor for NativePolicy {
         self.on_create(new).await
     }
     async fn on_delete(&self, object: &Object) -> Reaction {
-        nimbus::unpublish_all(self.store.as_ref(), &object.kind, &object.name)
+        nimbus::unpublish_all(self.store(object).as_ref(), &object.kind, &object.name)
             .await
             .map(|_| Action::Done)
             .map_err(|e| Failure::Retry(e.to_string()))

@@ -63,7 +63,7 @@ pub async fn run(
     match side {
         Side::Native => {
             engine.attach(Arc::new(NativePolicy {
-                store: store.clone(),
+                context: engine.context().clone(),
             }));
             drive(&store, "policy-native", count).await
         }

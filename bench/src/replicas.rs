@@ -43,13 +43,17 @@ impl ReplicaPoint {
 }
 
 /// Runs `objects` Policies through 1, 2, … replicas (one count each), on one etcd, each
-/// count under its own key prefix.
+/// count under its own key prefix; and through the hand-written loop (`etcd_loop`) first, on
+/// the same etcd: its Policies/s.
 pub async fn measure(
     policy_wasm: &Path,
     counts: &[usize],
     objects: usize,
-) -> anyhow::Result<Vec<ReplicaPoint>> {
+) -> anyhow::Result<(Vec<ReplicaPoint>, f64)> {
     let etcd = Etcd::start().await?;
+    let by_hand = crate::etcd_loop::measure(&etcd, "/bench-loop", objects, BATCH).await?;
+    let by_hand = objects as f64 / by_hand.as_secs_f64();
+    eprintln!("  hand-written etcd-client loop: {by_hand:.0} objects/s");
     let dir = tempfile::tempdir()?;
     let components = dir.path().join("components");
     std::fs::create_dir_all(&components)?;
@@ -87,7 +91,7 @@ pub async fn measure(
         eprintln!("  {point:?}: {:.0} objects/s", point.per_s());
         points.push(point);
     }
-    Ok(points)
+    Ok((points, by_hand))
 }
 
 fn start(dir: &Path, components: &Path, url: &str, i: usize) -> anyhow::Result<Server> {
@@ -166,36 +170,44 @@ async fn drive(store: &EtcdStore, replicas: &[Server], count: usize) -> anyhow::
 
 /// Rows and plot: objects/s per replica count against one replica.
 pub async fn rows(policy_wasm: &Path, counts: &[usize], objects: usize) -> anyhow::Result<Rows> {
-    let points = measure(policy_wasm, counts, objects).await?;
+    let (points, by_hand) = measure(policy_wasm, counts, objects).await?;
     let Some(one) = points.first() else {
         bail!("no replica counts");
     };
     let how = format!(
         "{objects} Policies applied in batches of {BATCH} through the replicas' APIs in turn; done when an etcd watch has seen every Policy's status say policy-rust reconciled generation 1 (each: finalizer, 2 Nimbus items, status, reconcile status). Each replica is the release `reactor-host serve --store etcd://… --shards {SHARDS} --lease-ttl {LEASE_TTL} --replica-id rN` with policy-rust, timed once the replicas split the shards; every count on the same etcd 3.4 under its own prefix. The replicas, etcd and the bench share the machine's cores"
     );
-    let rows = points
-        .iter()
-        .map(|p| {
-            let note = format!(
-                "{how}. CPU meanwhile: replicas {:.1} s, etcd {:.1} s, over {:.1} s",
-                p.replicas_cpu.as_secs_f64(),
-                p.etcd_cpu.as_secs_f64(),
-                p.took.as_secs_f64()
-            );
-            Scenario::measured(
-                "replicas",
-                &format!(
-                    "objects/s apply → status written, {} replica{} on etcd",
-                    p.replicas,
-                    if p.replicas == 1 { "" } else { "s" }
-                ),
-                p.per_s(),
-                (&format!("{} replica", one.replicas), Some(one.per_s())),
-                (Target::None, "reported"),
-                &note,
-            )
-        })
-        .collect();
+    let loop_note = format!(
+        "{objects} Policies put in etcd transactions of {BATCH}; one plain loop over etcd-client watches them and writes each Policy's 2 items and its status in one transaction compared against the Policy's revision, one Policy after another (bench/src/etcd_loop.rs: what a team writes by hand without this host; no finalizer, ownership, reconcile status or retries); on the same etcd, same run"
+    );
+    let mut rows: Vec<Scenario> = vec![Scenario::measured(
+        "replicas",
+        "objects/s apply → status written, 1 replica against a hand-written etcd-client loop",
+        one.per_s(),
+        ("hand-written loop", Some(by_hand)),
+        (Target::RatioAtLeast(0.5), "≥ 0.5 of the loop"),
+        &loop_note,
+    )];
+    rows.extend(points.iter().map(|p| {
+        let note = format!(
+            "{how}. CPU meanwhile: replicas {:.1} s, etcd {:.1} s, over {:.1} s",
+            p.replicas_cpu.as_secs_f64(),
+            p.etcd_cpu.as_secs_f64(),
+            p.took.as_secs_f64()
+        );
+        Scenario::measured(
+            "replicas",
+            &format!(
+                "objects/s apply → status written, {} replica{} on etcd",
+                p.replicas,
+                if p.replicas == 1 { "" } else { "s" }
+            ),
+            p.per_s(),
+            (&format!("{} replica", one.replicas), Some(one.per_s())),
+            (Target::None, "reported"),
+            &note,
+        )
+    }));
     let series = Series {
         name: "replicas".into(),
         title: "Replicas on one etcd: throughput by replica count".into(),

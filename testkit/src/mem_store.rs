@@ -8,7 +8,7 @@ use parking_lot::Mutex;
 use reactor_host::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
 use reactor_host::store::{
     Applied, ApplyOutcome, Change, EventType, Listing, Store, StoreError, WatchEvent, WatchStream,
-    plan_apply, plan_delete, plan_set_finalizers, plan_set_status,
+    Write, Written, plan_apply, plan_writes, targets,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -22,13 +22,15 @@ struct State {
     /// embedded store's label index does.
     labelled: HashMap<(String, String, String), BTreeSet<String>>,
     /// Every change, oldest first; revision `n` is at index `n - 1`.
-    log: Vec<WatchEvent>,
+    log: Vec<Arc<WatchEvent>>,
 }
 
 /// The in-memory store; `MemStore::default()` is empty at revision 0.
 pub struct MemStore {
     state: Arc<Mutex<State>>,
-    live: broadcast::Sender<WatchEvent>,
+    /// Each change once, shared by every watcher (each copies only the events it wants),
+    /// as the embedded store shares its batches.
+    live: broadcast::Sender<Arc<WatchEvent>>,
 }
 
 impl Default for MemStore {
@@ -45,23 +47,15 @@ impl MemStore {
         lock(&self.state)
     }
 
-    /// Plans one change of one object against the current state and commits it.
-    fn write(
-        &self,
-        key: ObjectKey,
-        plan: impl FnOnce(Option<&Object>) -> Result<Option<Change>, StoreError>,
-    ) -> Result<(Option<Object>, Option<EventType>), StoreError> {
-        let mut state = self.state();
-        let current = state.objects.get(key.as_str()).cloned();
-        let Some(change) = plan(current.as_ref())? else {
-            return Ok((current, None));
-        };
-        Ok(Self::commit(&mut state, &self.live, change))
+    /// The state of the one object `write` touches, after it.
+    async fn single(&self, write: Write) -> Result<Option<Object>, StoreError> {
+        let mut written = self.commit(vec![write]).await?;
+        Ok(written.pop().and_then(|w| w.object))
     }
 
-    fn commit(
+    fn record(
         state: &mut State,
-        live: &broadcast::Sender<WatchEvent>,
+        live: &broadcast::Sender<Arc<WatchEvent>>,
         change: Change,
     ) -> (Option<Object>, Option<EventType>) {
         let mut object = change.object;
@@ -72,6 +66,7 @@ impl MemStore {
             revision: object.meta.revision,
             object: Some(object.clone()),
         };
+        let event = Arc::new(event);
         state.log.push(event.clone());
         let _ = live.send(event);
         if let Some(before) = state.objects.get(&key).cloned() {
@@ -107,7 +102,7 @@ fn lock(state: &Mutex<State>) -> parking_lot::MutexGuard<'_, State> {
 }
 
 /// The logged changes after `position` (a watcher that fell behind the live feed).
-fn since(state: &Mutex<State>, position: Revision) -> Vec<WatchEvent> {
+fn since(state: &Mutex<State>, position: Revision) -> Vec<Arc<WatchEvent>> {
     lock(state)
         .log
         .iter()
@@ -180,7 +175,7 @@ impl Store for MemStore {
                 EventType::Created => ApplyOutcome::Created,
                 _ => ApplyOutcome::Updated,
             };
-            let (object, _) = Self::commit(&mut state, &self.live, change);
+            let (object, _) = Self::record(&mut state, &self.live, change);
             let object = object.ok_or_else(|| StoreError::Backend("apply removed".into()))?;
             applied.push(Applied { outcome, object });
         }
@@ -194,10 +189,15 @@ impl Store for MemStore {
         status: Value,
         expected: Option<Revision>,
     ) -> Result<Object, StoreError> {
-        let (object, _) = self.write(ObjectKey::new(kind, name), |cur| {
-            plan_set_status(kind, name, cur, &status, expected)
-        })?;
-        object.ok_or_else(|| StoreError::Backend("status write removed the object".into()))
+        let write = Write::SetStatus {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            status,
+            expected,
+        };
+        self.single(write)
+            .await?
+            .ok_or_else(|| StoreError::Backend("status write removed the object".into()))
     }
 
     async fn set_finalizers(
@@ -207,11 +207,13 @@ impl Store for MemStore {
         finalizers: Vec<String>,
         expected: Option<Revision>,
     ) -> Result<Option<Object>, StoreError> {
-        Ok(self
-            .write(ObjectKey::new(kind, name), |cur| {
-                plan_set_finalizers(kind, name, cur, &finalizers, expected)
-            })?
-            .0)
+        let write = Write::SetFinalizers {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            finalizers,
+            expected,
+        };
+        self.single(write).await
     }
 
     async fn delete(
@@ -220,17 +222,43 @@ impl Store for MemStore {
         name: &str,
         expected: Option<Revision>,
     ) -> Result<Option<Object>, StoreError> {
-        Ok(self
-            .write(ObjectKey::new(kind, name), |cur| {
-                plan_delete(kind, name, cur, expected)
-            })?
-            .0)
+        let write = Write::Delete {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            expected,
+        };
+        self.single(write).await
+    }
+
+    async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {
+        let mut state = self.state();
+        let keys = targets(&writes);
+        let current: Vec<Option<Object>> = keys
+            .iter()
+            .map(|key| state.objects.get(key.as_str()).cloned())
+            .collect();
+        let changes = plan_writes(&writes, &keys, &current)?;
+        Ok(current
+            .into_iter()
+            .zip(changes)
+            .map(|(object, change)| match change {
+                None => Written {
+                    object,
+                    change: None,
+                },
+                Some(change) => {
+                    let (object, change) = Self::record(&mut state, &self.live, change);
+                    Written { object, change }
+                }
+            })
+            .collect())
     }
 
     async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {
         let (replay, mut live, mut position) = {
             let state = self.state();
-            let replay: Vec<WatchEvent> = state.log.iter().skip(from as usize).cloned().collect();
+            let replay: Vec<Arc<WatchEvent>> =
+                state.log.iter().skip(from as usize).cloned().collect();
             (replay, self.live.subscribe(), state.log.len() as u64)
         };
         let kind = kind.map(str::to_owned);
@@ -238,8 +266,8 @@ impl Store for MemStore {
         let (tx, rx) = mpsc::channel(1024);
         let state = self.state.clone();
         tokio::spawn(async move {
-            for event in replay.into_iter().filter(&wanted) {
-                if tx.send(Ok(event)).await.is_err() {
+            for event in replay.iter().filter(|e| wanted(e)) {
+                if tx.send(Ok(WatchEvent::clone(event))).await.is_err() {
                     return;
                 }
             }
@@ -255,7 +283,7 @@ impl Store for MemStore {
                         continue;
                     }
                     position = event.revision;
-                    if wanted(&event) && tx.send(Ok(event)).await.is_err() {
+                    if wanted(&event) && tx.send(Ok(WatchEvent::clone(&event))).await.is_err() {
                         return;
                     }
                 }

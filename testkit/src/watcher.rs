@@ -29,6 +29,20 @@ impl Watcher {
             .unwrap_or_else(|e| panic!("watch line {line:?} is not JSON: {e}"))
     }
 
+    /// Reads lines until one contains `needle`; fails the test if none does within `secs`.
+    pub fn wait_for_line(&mut self, needle: &str, secs: u64) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+        let mut seen = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match self.lines.next_within(left) {
+                Some(line) if line.contains(needle) => return line,
+                Some(line) => seen.push(line),
+                None => break,
+            }
+        }
+        panic!("no line with {needle:?} within {secs}s; got: {seen:#?}")
+    }
+
     /// Asserts nothing more arrives for a short while (to catch duplicates).
     pub fn assert_quiet(&mut self, wait: Duration) {
         if let Some(line) = self.lines.next_within(wait) {

@@ -8,8 +8,12 @@ mod agent_scheduler; // etcd matrix
 mod agent_state;
 mod agents; // etcd matrix
 mod cli_bad_input; // etcd matrix
+mod cli_describe;
+mod cli_dry_run;
 mod cli_etcd;
+mod cli_events_logs;
 mod cli_flow; // etcd matrix
+mod cli_global_flags;
 mod cli_lifecycle;
 mod cli_objects; // etcd matrix
 mod cli_scheduler;
@@ -20,6 +24,7 @@ mod harden; // etcd matrix
 mod languages;
 mod openapi; // etcd matrix
 mod ownership; // etcd matrix
+mod reconcile_commit; // etcd matrix
 mod replicas;
 mod status_api; // etcd matrix
 mod wit_versions;

@@ -3,7 +3,9 @@
 //!
 //! Spec (all optional): `failTimes` (fail with a retryable error on the first N calls),
 //! `permanent` (fail permanently), `requeueMs` + `requeueTimes` (ask to run again),
-//! `refuse` (validate refuses with this message), `work` (busy iterations per call).
+//! `refuse` (validate refuses with this message), `work` (busy iterations per call),
+//! `children` (apply that many `ProbeChild` objects `<name>-<i>` in each call), `crash` (trap
+//! after every write of the call: the host must keep none of them).
 //! While a callback runs, a `ProbeMark` object marks the Probe busy: a callback that finds
 //! the mark of its own object records an overlap, which the host must never allow.
 
@@ -19,6 +21,8 @@ struct Spec {
     requeue_times: u64,
     refuse: Option<String>,
     work: u64,
+    children: u64,
+    crash: bool,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -65,6 +69,13 @@ fn call(obj: &Object, event: String) -> Result<Action, Error> {
     let text = serde_json::to_string(&log).map_err(|e| Error::permanent(e.to_string()))?;
     store::apply(&child("ProbeLog", &obj.name, text))?;
     store::delete("ProbeMark", &obj.name)?;
+    for i in 0..spec.children {
+        let spec = format!(r#"{{"i":{i},"calls":{calls}}}"#);
+        store::apply(&child("ProbeChild", &format!("{}-{i}", obj.name), spec))?;
+    }
+    if spec.crash {
+        panic!("probe {} is told to crash after its writes", obj.name);
+    }
     if spec.permanent {
         return Err(Error::permanent(format!(
             "probe {} is told to fail",

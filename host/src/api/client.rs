@@ -112,13 +112,21 @@ impl Client {
 
     /// Applies every object, all or nothing.
     pub async fn apply(&self, objects: Vec<ApplyRequest>) -> Result<Vec<Applied>, ClientError> {
+        self.apply_with(objects, false).await
+    }
+
+    /// An apply, or with `dry_run` what it would do (validated and admitted, nothing stored).
+    pub async fn apply_with(
+        &self,
+        objects: Vec<ApplyRequest>,
+        dry_run: bool,
+    ) -> Result<Vec<Applied>, ClientError> {
         let body = ApplyBody { objects };
-        let answer: AppliedBody = self
-            .json(
-                self.request(reqwest::Method::POST, "/v1/objects")
-                    .json(&body),
-            )
-            .await?;
+        let mut builder = self.request(reqwest::Method::POST, "/v1/objects");
+        if dry_run {
+            builder = builder.query(&[("dryRun", "true")]);
+        }
+        let answer: AppliedBody = self.json(builder.json(&body)).await?;
         Ok(answer.items)
     }
 
@@ -207,6 +215,39 @@ impl Client {
     ) -> Result<T, ClientError> {
         self.json(self.request(reqwest::Method::GET, path).query(query))
             .await
+    }
+
+    /// The events kept of objects of `kind` (all if `None`) named `name` (all if `None`).
+    pub async fn events(
+        &self,
+        kind: Option<&str>,
+        name: Option<&str>,
+    ) -> Result<Vec<crate::controller::Event>, ClientError> {
+        let mut query = Vec::new();
+        if let Some(kind) = kind {
+            query.push(("kind", kind.to_owned()));
+        }
+        if let Some(name) = name {
+            query.push(("name", name.to_owned()));
+        }
+        let body: crate::api::wire::EventsBody = self.get_json("/v1/events", &query).await?;
+        Ok(body.items)
+    }
+
+    /// The log lines kept of `component` after line `after`, at most the `tail` newest.
+    pub async fn logs(
+        &self,
+        component: &str,
+        after: u64,
+        tail: Option<usize>,
+    ) -> Result<Vec<crate::runtime::log_ring::LogLine>, ClientError> {
+        let mut query = vec![("after", after.to_string())];
+        if let Some(tail) = tail {
+            query.push(("tail", tail.to_string()));
+        }
+        let path = format!("/v1/components/{component}/logs");
+        let body: crate::api::wire::LogsBody = self.get_json(&path, &query).await?;
+        Ok(body.lines)
     }
 
     /// POST of a JSON body to any path, answered with JSON.

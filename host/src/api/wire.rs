@@ -116,3 +116,17 @@ pub struct RecordedBody {
     /// Reports written (those on items withdrawn meanwhile are dropped).
     pub recorded: usize,
 }
+
+/// `GET /v1/events`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct EventsBody {
+    /// Oldest last seen first.
+    pub items: Vec<crate::controller::Event>,
+}
+
+/// `GET /v1/components/{name}/logs`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct LogsBody {
+    /// Oldest first.
+    pub lines: Vec<crate::runtime::log_ring::LogLine>,
+}

@@ -1,5 +1,6 @@
 //! `reactor-host agent`: runs an agent that receives its items from a server and applies them.
 
+use super::client_args::ClientArgs;
 use crate::agent::{AgentConfig, SchedulerConfig, run as run_agent};
 use crate::kvscheduler::RetryOptions;
 use anyhow::Context;
@@ -16,18 +17,6 @@ pub struct AgentArgs {
     /// A label the server selects agents by, `KEY=VALUE`; repeat for several.
     #[arg(long = "label", value_parser = parse_label)]
     pub labels: Vec<(String, String)>,
-    /// The server's address.
-    #[arg(long, default_value = "http://127.0.0.1:7800", env = "REACTOR_SERVER")]
-    pub server: String,
-    /// The API token of the server.
-    #[arg(long, env = "REACTOR_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-    /// A file holding the API token (kept out of the command line, which other users see).
-    #[arg(long, env = "REACTOR_TOKEN_FILE")]
-    pub token_file: Option<PathBuf>,
-    /// Where the agent keeps what it holds, to resume after a restart.
-    #[arg(long, default_value = "./agent-data")]
-    pub data: PathBuf,
     /// Where items are applied: without --descriptors each item is `<southbound>/<key>.json`;
     /// with them each descriptor gets `<southbound>/<descriptor-name>/` (default
     /// `<data>/southbound`).
@@ -70,9 +59,13 @@ fn parse_label(text: &str) -> Result<(String, String), String> {
     Ok((key.to_owned(), value.to_owned()))
 }
 
-pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
+pub async fn run(args: AgentArgs, global: &ClientArgs) -> anyhow::Result<()> {
     crate::object::validate_name(&args.id).with_context(|| format!("--id {}", args.id))?;
-    let token = super::client_args::given_token(args.token.as_deref(), args.token_file.as_deref())?
+    global.refuse("agent", &["--agent"])?;
+    // Where the agent keeps what it holds, to resume after a restart.
+    let data = global.data_or("./agent-data");
+    let token = global
+        .given_token()?
         .context("the agent needs the server's token: pass --token-file or set REACTOR_TOKEN")?;
     if args.heartbeat.is_zero() {
         anyhow::bail!("--heartbeat must be longer than zero");
@@ -89,7 +82,7 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
         southbound: args
             .southbound
             .clone()
-            .unwrap_or_else(|| args.data.join("southbound")),
+            .unwrap_or_else(|| data.join("southbound")),
         listen: args.listen,
         resync_every: (!args.resync_period.is_zero()).then_some(args.resync_period),
         retry: RetryOptions {
@@ -101,9 +94,9 @@ pub async fn run(args: AgentArgs) -> anyhow::Result<()> {
     let config = AgentConfig {
         id: args.id,
         labels: args.labels.into_iter().collect::<BTreeMap<_, _>>(),
-        server: args.server,
+        server: global.server(),
         token,
-        data: args.data,
+        data,
         southbound: args.southbound,
         heartbeat: args.heartbeat,
         scheduler,

@@ -14,12 +14,10 @@ pub struct AgentsArgs {
     /// Print JSON instead of a table (as `-o json`).
     #[arg(long)]
     pub json: bool,
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
-pub async fn run(args: AgentsArgs) -> anyhow::Result<()> {
-    let agents = args.client.client()?.agents().await.map_err(explain)?;
+pub async fn run(args: AgentsArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    let agents = global.client()?.agents().await.map_err(explain)?;
     let output = if args.json { Output::Json } else { args.output };
     if let Some(text) = output.render(&agents)? {
         print!("{text}");

@@ -15,8 +15,6 @@ pub struct ApiResourcesArgs {
     /// table, json, yaml, or jsonpath=TEMPLATE.
     #[arg(short = 'o', long, value_parser = parse_output, default_value = "table")]
     pub output: Output,
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
 /// One kind and what handles it.
@@ -28,8 +26,8 @@ struct Resource {
     reconciled_by: Vec<String>,
 }
 
-pub async fn run(args: ApiResourcesArgs) -> anyhow::Result<()> {
-    let components = args.client.client()?.components().await.map_err(explain)?;
+pub async fn run(args: ApiResourcesArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    let components = global.client()?.components().await.map_err(explain)?;
     let mut kinds: BTreeMap<String, Vec<String>> = [AGENT_KIND, ITEM_KIND, REPORT_KIND]
         .into_iter()
         .map(|kind| (kind.to_owned(), vec!["host".to_owned()]))

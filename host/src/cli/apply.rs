@@ -1,4 +1,4 @@
-//! `reactor-host apply -f FILE|-`.
+//! `reactor-host apply -f FILE|- [--dry-run]`.
 
 use super::client_args::{ClientArgs, explain};
 use crate::api::ClientError;
@@ -11,20 +11,25 @@ pub struct ApplyArgs {
     /// A YAML or JSON file with one or more documents, or `-` for standard input.
     #[arg(short = 'f', long = "filename")]
     pub file: PathBuf,
-    #[command(flatten)]
-    pub client: ClientArgs,
+    /// Validate and admit on the server and print what would be created, updated or left
+    /// unchanged, storing nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
-pub async fn run(args: ApplyArgs) -> anyhow::Result<()> {
+pub async fn run(args: ApplyArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let (source, requests) = super::documents::read(&args.file)?;
-    let client = args.client.client()?;
-    let applied = client.apply(requests).await.map_err(|e| match e {
-        // The server names the document; say which file it is in.
-        ClientError::Server { ref message, .. } if message.starts_with("document ") => {
-            anyhow::anyhow!("{source}: {message}")
-        }
-        other => explain(other),
-    })?;
+    let client = global.client()?;
+    let applied = client
+        .apply_with(requests, args.dry_run)
+        .await
+        .map_err(|e| match e {
+            // The server names the document; say which file it is in.
+            ClientError::Server { ref message, .. } if message.starts_with("document ") => {
+                anyhow::anyhow!("{source}: {message}")
+            }
+            other => explain(other),
+        })?;
     for item in applied {
         let what = match item.outcome {
             ApplyOutcome::Created => "created",
@@ -32,10 +37,14 @@ pub async fn run(args: ApplyArgs) -> anyhow::Result<()> {
             ApplyOutcome::Unchanged => "unchanged",
         };
         let object = &item.object;
-        println!(
-            "{}/{} {what} (revision {})",
-            object.kind, object.name, object.meta.revision
-        );
+        if args.dry_run {
+            println!("{}/{} {what} (dry run)", object.kind, object.name);
+        } else {
+            println!(
+                "{}/{} {what} (revision {})",
+                object.kind, object.name, object.meta.revision
+            );
+        }
     }
     Ok(())
 }

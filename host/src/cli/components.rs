@@ -14,12 +14,10 @@ pub struct ComponentsArgs {
     /// Print JSON instead of a table (as `-o json`).
     #[arg(long)]
     pub json: bool,
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
-pub async fn run(args: ComponentsArgs) -> anyhow::Result<()> {
-    let components = args.client.client()?.components().await.map_err(explain)?;
+pub async fn run(args: ComponentsArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    let components = global.client()?.components().await.map_err(explain)?;
     let output = if args.json { Output::Json } else { args.output };
     match output.render(&components)? {
         Some(text) => print!("{text}"),

@@ -21,12 +21,10 @@ pub struct DeleteArgs {
     /// Delete only if the object is still at this revision (one name only).
     #[arg(long)]
     pub revision: Option<u64>,
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
-pub async fn run(args: DeleteArgs) -> anyhow::Result<()> {
-    let client = args.client.client()?;
+pub async fn run(args: DeleteArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    let client = global.client()?;
     let targets: Vec<(String, String)> = match (&args.file, &args.kind, &args.selector) {
         (Some(file), _, _) => super::documents::read(file)?
             .1

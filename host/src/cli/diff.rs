@@ -15,12 +15,10 @@ pub struct DiffArgs {
     /// A YAML or JSON file with one or more documents, or `-` for standard input.
     #[arg(short = 'f', long = "filename")]
     pub file: PathBuf,
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
-pub async fn run(args: DiffArgs) -> anyhow::Result<()> {
-    let differs = compare(&args).await.map_err(|e| Exit {
+pub async fn run(args: DiffArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    let differs = compare(&args, global).await.map_err(|e| Exit {
         code: 2,
         message: Some(format!("{e:#}")),
     })?;
@@ -35,9 +33,9 @@ pub async fn run(args: DiffArgs) -> anyhow::Result<()> {
 }
 
 /// Prints the differences; answers whether there were any.
-async fn compare(args: &DiffArgs) -> anyhow::Result<bool> {
+async fn compare(args: &DiffArgs, global: &ClientArgs) -> anyhow::Result<bool> {
     let (_, requests) = super::documents::read(&args.file)?;
-    let client = args.client.client()?;
+    let client = global.client()?;
     let mut differs = false;
     for request in requests {
         let live = match client.get(&request.kind, &request.name).await {

@@ -12,15 +12,13 @@ pub struct FinalizeArgs {
     /// The finalizer to remove; repeat for several.
     #[arg(long = "remove", required = true)]
     pub remove: Vec<String>,
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
 /// How many times the removal is retried when the object changed meanwhile.
 const ATTEMPTS: usize = 8;
 
-pub async fn run(args: FinalizeArgs) -> anyhow::Result<()> {
-    let client = args.client.client()?;
+pub async fn run(args: FinalizeArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    let client = global.client()?;
     let what = format!("{}/{}", args.kind, args.name);
     for _ in 0..ATTEMPTS {
         let object = client.get(&args.kind, &args.name).await.map_err(explain)?;

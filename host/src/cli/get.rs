@@ -23,12 +23,10 @@ pub struct GetArgs {
     /// After printing, keep printing each change (a table row or a document per change).
     #[arg(short = 'w', long)]
     pub watch: bool,
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
-pub async fn run(args: GetArgs) -> anyhow::Result<()> {
-    let client = args.client.client()?;
+pub async fn run(args: GetArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    let client = global.client()?;
     let from = match &args.name {
         Some(name) => {
             let object = client.get(&args.kind, name).await.map_err(explain)?;

@@ -17,8 +17,6 @@ pub struct LabelArgs {
     /// Allow changing a label that already has another value.
     #[arg(long)]
     pub overwrite: bool,
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
 #[derive(Debug, Clone)]
@@ -44,8 +42,8 @@ fn parse_change(text: &str) -> Result<Change, String> {
 /// How many times a label change is retried when the object changed meanwhile.
 const ATTEMPTS: usize = 8;
 
-pub async fn run(args: LabelArgs) -> anyhow::Result<()> {
-    let client = args.client.client()?;
+pub async fn run(args: LabelArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    let client = global.client()?;
     let what = format!("{}/{}", args.kind, args.name);
     for _ in 0..ATTEMPTS {
         let object = client.get(&args.kind, &args.name).await.map_err(explain)?;

@@ -9,13 +9,16 @@ mod client_args;
 mod completions;
 mod components;
 mod delete;
+mod describe;
 mod diff;
 mod documents;
+mod events;
 mod exit;
 mod finalize;
 mod get;
 mod jsonpath;
 mod label;
+mod logs;
 mod output;
 mod scheduler;
 mod serve;
@@ -35,6 +38,8 @@ use clap::{Parser, Subcommand};
     about = "A host for controllers whose logic runs sandboxed in WebAssembly"
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub global: client_args::ClientArgs,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -50,6 +55,9 @@ pub enum Command {
     /// Delete objects: KIND NAME..., KIND -l SELECTOR, or -f FILE (each stays, marked
     /// deleting, while finalizers hold it).
     Delete(delete::DeleteArgs),
+    /// One object for a person: metadata, owner, spec, status, reconcile state per reactor,
+    /// children, Nimbus items with each agent's state, recent events.
+    Describe(describe::DescribeArgs),
     /// Show what `apply -f FILE` would change (exit 0: nothing, 1: differences).
     Diff(diff::DiffArgs),
     /// Set (`key=value`) and remove (`key-`) an object's labels.
@@ -60,6 +68,11 @@ pub enum Command {
     Finalize(finalize::FinalizeArgs),
     /// The kinds the server knows of and what reconciles each.
     ApiResources(api_resources::ApiResourcesArgs),
+    /// What happened to objects: reconcile errors, failures, finalizer waits, agents' failed
+    /// items, with counts (kept in memory by the server, bounded).
+    Events(events::EventsArgs),
+    /// The lines a component logged or printed (the newest, kept by the server); -f follows.
+    Logs(logs::LogsArgs),
     /// Print every change of a kind as one JSON event per line.
     Watch(watch::WatchArgs),
     /// List the loaded components: name, world, file, sha256, state, last error.
@@ -84,22 +97,26 @@ impl Command {
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let global = &cli.global;
     match cli.command {
-        Command::Serve(args) => serve::run(args).await,
-        Command::Apply(args) => apply::run(args).await,
-        Command::Get(args) => get::run(args).await,
-        Command::Delete(args) => delete::run(args).await,
-        Command::Diff(args) => diff::run(args).await,
-        Command::Label(args) => label::run(args).await,
-        Command::Wait(args) => wait::run(args).await,
-        Command::Finalize(args) => finalize::run(args).await,
-        Command::ApiResources(args) => api_resources::run(args).await,
-        Command::Watch(args) => watch::run(args).await,
-        Command::Components(args) => components::run(args).await,
-        Command::Agent(args) => agent::run(args).await,
-        Command::Agents(args) => agents::run(args).await,
-        Command::Scheduler(args) => scheduler::run(args).await,
-        Command::Store(args) => store::run(args).await,
+        Command::Serve(args) => serve::run(args, global).await,
+        Command::Apply(args) => apply::run(args, global).await,
+        Command::Get(args) => get::run(args, global).await,
+        Command::Delete(args) => delete::run(args, global).await,
+        Command::Describe(args) => describe::run(args, global).await,
+        Command::Diff(args) => diff::run(args, global).await,
+        Command::Label(args) => label::run(args, global).await,
+        Command::Wait(args) => wait::run(args, global).await,
+        Command::Finalize(args) => finalize::run(args, global).await,
+        Command::ApiResources(args) => api_resources::run(args, global).await,
+        Command::Events(args) => events::run(args, global).await,
+        Command::Logs(args) => logs::run(args, global).await,
+        Command::Watch(args) => watch::run(args, global).await,
+        Command::Components(args) => components::run(args, global).await,
+        Command::Agent(args) => agent::run(args, global).await,
+        Command::Agents(args) => agents::run(args, global).await,
+        Command::Scheduler(args) => scheduler::run(args, global).await,
+        Command::Store(args) => store::run(args, global).await,
         Command::Completions(args) => completions::run(args),
     }
 }

@@ -1,6 +1,7 @@
 //! `reactor-host scheduler`: asks an agent's KV scheduler (its `--listen` API) for values'
 //! states, the dump, graph and history, and sends it resyncs, notifications and transactions.
 
+use super::client_args::ClientArgs;
 use crate::agent::SchedulerClient;
 use crate::agent::http::{TxnAnswer, TxnRequest};
 use crate::kvscheduler::ValueStatus;
@@ -10,20 +11,6 @@ use serde_json::Value;
 
 #[derive(Debug, Args)]
 pub struct SchedulerArgs {
-    /// The agent's API address (its --listen).
-    #[arg(
-        long,
-        global = true,
-        default_value = "http://127.0.0.1:7801",
-        env = "REACTOR_AGENT"
-    )]
-    pub agent: String,
-    /// The API token (the server's, which the agent was given).
-    #[arg(long, global = true, env = "REACTOR_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-    /// A file holding the API token (kept out of the command line, which other users see).
-    #[arg(long, global = true, env = "REACTOR_TOKEN_FILE")]
-    pub token_file: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: SchedulerCommand,
 }
@@ -82,9 +69,9 @@ fn parse_put(text: &str) -> Result<(String, Value), String> {
     Ok((key.to_owned(), value))
 }
 
-pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
-    let token = super::client_args::given_token(args.token.as_deref(), args.token_file.as_deref())?;
-    let client = SchedulerClient::new(&args.agent, token);
+pub async fn run(args: SchedulerArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    global.refuse("scheduler", &["--server"])?;
+    let client = SchedulerClient::new(&global.agent(), global.given_token()?);
     match args.command {
         SchedulerCommand::Status { key, json } => {
             let statuses = client.status(key.as_deref()).await?;

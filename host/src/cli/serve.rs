@@ -1,5 +1,6 @@
 //! `reactor-host serve`: the store, the API and (as they arrive) the controllers.
 
+use super::client_args::ClientArgs;
 use crate::api::server::ComponentsApi;
 use crate::api::{Server, ServerConfig, token};
 use crate::controller::{ControllerOptions, Engine, EngineHost, ObjectLocks};
@@ -19,8 +20,8 @@ use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Where the embedded store and the API token live.
-    #[arg(long, default_value = "./data")]
+    /// Where the embedded store and the API token live: the global --data (default ./data).
+    #[arg(skip)]
     pub data: PathBuf,
     /// The folder of reactor components (`.wasm`), watched for changes.
     #[arg(long, default_value = "./components")]
@@ -59,9 +60,18 @@ pub struct ServeArgs {
     /// reactors and agents alike. Request bodies are limited to 4× this (at least 2 MiB).
     #[arg(long, default_value_t = crate::store::DEFAULT_MAX_OBJECT_BYTES)]
     pub max_object_bytes: usize,
+    /// On etcd: the etcd server's `--max-txn-ops`. One apply, or one callback's writes, is one
+    /// transaction: one of more objects is refused with an error naming this limit.
+    #[arg(long, default_value_t = 128)]
+    pub etcd_max_txn_ops: usize,
+    /// On etcd: the etcd server's `--max-request-bytes`, checked the same way.
+    #[arg(long, default_value_t = 1536 << 10)]
+    pub etcd_max_request_bytes: usize,
 }
 
-pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    global.refuse("serve", &["--server", "--token", "--token-file", "--agent"])?;
+    args.data = global.data_or("./data");
     // Count the loads of the components found at start (compiled or from the cache).
     crate::api::server::install_metrics();
     let (store, token, etcd) = open_store(&args).await?;
@@ -97,6 +107,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         token,
         store,
         admission: Some(engine.clone()),
+        events: Some(engine.context().events.clone()),
         components: Some(ComponentsApi {
             runtime: runtime.clone(),
             dir: args.components.clone(),
@@ -152,6 +163,8 @@ async fn open_store(
     let options = EtcdStoreOptions {
         bookmark_interval: args.bookmark_interval,
         max_object_bytes: args.max_object_bytes,
+        max_txn_ops: args.etcd_max_txn_ops,
+        max_request_bytes: args.etcd_max_request_bytes,
         ..EtcdStoreOptions::default()
     };
     let store = EtcdStore::connect(&url, options).await?;

@@ -1,8 +1,9 @@
 //! `reactor-host store verify`: checks a stopped server's embedded store file.
 
+use super::client_args::ClientArgs;
 use crate::store::embedded::verify;
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
+use std::path::Path;
 
 #[derive(Debug, Args)]
 pub struct StoreArgs {
@@ -14,24 +15,19 @@ pub struct StoreArgs {
 pub enum StoreCommand {
     /// Check the whole store file of a stopped server: redb's page checksums, every record's
     /// checksum, the label index and the log. Prints one line per problem.
-    Verify(VerifyArgs),
+    /// The file checked is `<data>/store.redb` (the global --data, default ./data).
+    Verify,
 }
 
-#[derive(Debug, Args)]
-pub struct VerifyArgs {
-    /// The server's data folder (the file checked is `<data>/store.redb`).
-    #[arg(long, default_value = "./data")]
-    pub data: PathBuf,
-}
-
-pub async fn run(args: StoreArgs) -> anyhow::Result<()> {
+pub async fn run(args: StoreArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    global.refuse("store", &["--server", "--token", "--token-file", "--agent"])?;
     match args.command {
-        StoreCommand::Verify(args) => verify_file(args).await,
+        StoreCommand::Verify => verify_file(&global.data_or("./data")).await,
     }
 }
 
-async fn verify_file(args: VerifyArgs) -> anyhow::Result<()> {
-    let path = args.data.join("store.redb");
+async fn verify_file(data: &Path) -> anyhow::Result<()> {
+    let path = data.join("store.redb");
     let checked = path.clone();
     let report = tokio::task::spawn_blocking(move || verify(&checked)).await??;
     for finding in &report.findings {

@@ -19,8 +19,6 @@ pub struct WaitArgs {
     /// How long to wait before giving up (exit 1).
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub timeout: Duration,
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
 #[derive(Debug, Clone)]
@@ -101,9 +99,9 @@ impl Condition {
     }
 }
 
-pub async fn run(args: WaitArgs) -> anyhow::Result<()> {
+pub async fn run(args: WaitArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let what = format!("{}/{}", args.kind, args.name);
-    match tokio::time::timeout(args.timeout, wait(&args)).await {
+    match tokio::time::timeout(args.timeout, wait(&args, global)).await {
         Ok(done) => done?,
         Err(_) => anyhow::bail!(
             "timed out after {} waiting for {what}: {}",
@@ -118,8 +116,8 @@ pub async fn run(args: WaitArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn wait(args: &WaitArgs) -> anyhow::Result<()> {
-    let client = args.client.client()?;
+async fn wait(args: &WaitArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    let client = global.client()?;
     // The kind's listing gives the object (or its absence) and the revision to follow from.
     let listing = client
         .list(&args.kind, None::<&str>)

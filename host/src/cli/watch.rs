@@ -15,12 +15,10 @@ pub struct WatchArgs {
     /// Also print bookmarks: progress markers carrying the revision seen so far.
     #[arg(long)]
     pub bookmarks: bool,
-    #[command(flatten)]
-    pub client: ClientArgs,
 }
 
-pub async fn run(args: WatchArgs) -> anyhow::Result<()> {
-    let client = args.client.client()?;
+pub async fn run(args: WatchArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    let client = global.client()?;
     let mut events = Box::pin(
         client
             .watch(Some(&args.kind), args.from)

@@ -3,6 +3,7 @@
 //! owner's lock, and rolled up into the owner's `status.propagation`.
 
 use super::context::EngineContext;
+use super::pending::Pending;
 use super::reactor::{Failure, Reactor};
 use super::status::PROPAGATION;
 use super::{QueueOptions, WorkQueue};
@@ -20,15 +21,23 @@ pub struct ReportRelay {
     pending: Mutex<HashMap<ObjectKey, BTreeMap<String, AgentReport>>>,
     queue: WorkQueue<ObjectKey>,
     lock_retry: Duration,
+    /// The most writes one `on-agent-status` may hold.
+    max_writes: usize,
 }
 
 impl ReportRelay {
-    pub fn new(reactor: &str, options: QueueOptions, lock_retry: Duration) -> Self {
+    pub fn new(
+        reactor: &str,
+        options: QueueOptions,
+        lock_retry: Duration,
+        max_writes: usize,
+    ) -> Self {
         Self {
             reactor: reactor.to_owned(),
             pending: Mutex::new(HashMap::new()),
             queue: WorkQueue::new(options),
             lock_retry,
+            max_writes,
         }
     }
 
@@ -72,6 +81,7 @@ impl ReportRelay {
             return;
         };
         let batch = self.pending().remove(owner).unwrap_or_default();
+        super::event_hooks::agent_reports(context, &self.reactor, owner, batch.values());
         let mut reports = batch.into_values();
         while let Some(report) = reports.next() {
             // Fresh each time: the previous call may have changed the status.
@@ -87,12 +97,30 @@ impl ReportRelay {
                     return;
                 }
             };
-            match reactor.on_agent_status(&current, &report).await {
-                Ok(_) => {}
+            // Its writes land together, as a reconcile's do.
+            let pending = Arc::new(Pending::new(context.store.clone(), self.max_writes));
+            pending.seed(&current);
+            pending.require(owner, Some(current.meta.revision));
+            let reaction = {
+                let _open = context
+                    .callbacks
+                    .open(&self.reactor, owner, pending.clone());
+                reactor.on_agent_status(&current, &report).await
+            };
+            // A crashed call leaves nothing; one that returned commits what it wrote.
+            let reaction = match reaction {
+                Err(Failure::Crashed(message)) => Err(Failure::Crashed(message)),
+                returned => match context.store.commit(pending.take()).await {
+                    Ok(_) => returned.map(|_| ()),
+                    Err(e) => Err(Failure::Retry(format!("cannot commit its writes: {e}"))),
+                },
+            };
+            match reaction {
+                Ok(()) => {}
                 Err(Failure::Permanent(message)) => {
                     tracing::warn!(reactor = %self.reactor, object = %owner, agent = %report.agent, error = %message, "on-agent-status failed for good");
                 }
-                Err(Failure::Retry(message)) => {
+                Err(Failure::Retry(message) | Failure::Crashed(message)) => {
                     self.retry_later(owner, std::iter::once(report).chain(reports), &message);
                     return;
                 }

@@ -1,7 +1,11 @@
-//! What every controller of one engine shares: the store, the reflectors and the object locks.
+//! What every controller of one engine shares: the store, the reflectors, the object locks,
+//! the events and the callbacks running.
 
+use super::events::Events;
 use super::locks::ObjectLocks;
+use super::pending::Callbacks;
 use super::reflector::Reflectors;
+use crate::object::ObjectKey;
 use crate::store::Store;
 use std::sync::Arc;
 
@@ -12,6 +16,9 @@ pub struct EngineContext {
     pub store: Arc<dyn Store>,
     pub reflectors: Arc<Reflectors>,
     pub locks: ObjectLocks,
+    pub events: Events,
+    /// The callbacks running now and the writes each holds until it ends.
+    pub callbacks: Arc<Callbacks>,
 }
 
 impl EngineContext {
@@ -21,6 +28,17 @@ impl EngineContext {
             reflectors: Arc::new(Reflectors::new(store.clone())),
             store,
             locks,
+            events: Events::default(),
+            callbacks: Arc::default(),
+        }
+    }
+
+    /// What `component`'s callback on `key` reads and writes through: its pending writes
+    /// while it runs, the store itself otherwise.
+    pub fn store_for(&self, component: &str, key: &ObjectKey) -> Arc<dyn Store> {
+        match self.callbacks.find(component, key) {
+            Some(pending) => pending,
+            None => self.store.clone(),
         }
     }
 }

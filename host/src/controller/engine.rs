@@ -18,6 +18,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
 
+/// Reconciles in flight per instance a component may run at once.
+pub const RECONCILES_PER_INSTANCE: usize = 8;
+
 pub struct Engine {
     context: EngineContext,
     options: ControllerOptions,
@@ -206,13 +209,17 @@ impl Engine {
         }
     }
 
-    /// Attaches a loaded controller component, as many callbacks at once as its config
-    /// allows instances.
+    /// Attaches a loaded controller component, with [`RECONCILES_PER_INSTANCE`] reconciles
+    /// in flight per instance its config allows.
     fn attach_component(&self, runtime: &Runtime, name: &str) {
         let Some(reactor) = WasmReactor::new(runtime.controller(name)) else {
             return;
         };
-        let concurrency = runtime.settings().effective(name).limits.concurrency.max(1);
+        // A reconcile holds an instance only while the guest runs, not while its commit
+        // waits for the disk: more reconciles than instances keep the store's group commit
+        // full.
+        let instances = runtime.settings().effective(name).limits.concurrency.max(1);
+        let concurrency = instances * RECONCILES_PER_INSTANCE;
         self.tune(
             name,
             ControllerOptions {

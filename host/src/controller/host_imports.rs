@@ -3,16 +3,18 @@
 //! the host-owned part of the primary object's status.
 
 use super::context::EngineContext;
+use super::pending::Pending;
 use super::status::{merge_reactor_status, update_status};
 use super::wasm::report_to_guest;
 use crate::nimbus::{self, ItemTarget};
-use crate::object::{ApplyRequest, Object, Owner, Selector, is_reserved};
+use crate::object::{ApplyRequest, Object, ObjectKey, Owner, Selector, is_reserved};
 use crate::runtime::bindings::reactor::host::nimbus::{NimbusError, Target};
 use crate::runtime::bindings::reactor::host::store::StoreError as GuestStoreError;
 use crate::runtime::{Caller, ControllerHost, InCallback, ItemStatus};
-use crate::store::StoreError;
+use crate::store::{Store, StoreError};
 use async_trait::async_trait;
 use serde_json::Value;
+use std::sync::Arc;
 
 pub struct EngineHost {
     context: EngineContext,
@@ -36,6 +38,25 @@ fn check_kind(kind: &str) -> Result<(), GuestStoreError> {
 }
 
 impl EngineHost {
+    /// What a callback reads and writes through: its pending writes (see `pending`).
+    fn store(&self, caller: InCallback<'_>) -> Arc<dyn Store> {
+        let primary = caller.primary;
+        self.context.store_for(
+            caller.component,
+            &ObjectKey::new(&primary.kind, &primary.name),
+        )
+    }
+
+    /// The pending writes of the callback `caller` is in, if any.
+    fn pending(&self, caller: &Caller) -> Option<Arc<Pending>> {
+        let inside = caller.in_callback()?;
+        let primary = inside.primary;
+        self.context.callbacks.find(
+            inside.component,
+            &ObjectKey::new(&primary.kind, &primary.name),
+        )
+    }
+
     /// The owner of what a callback applies: its primary object, as it is now.
     fn owner(&self, caller: InCallback<'_>) -> Result<Owner, GuestStoreError> {
         let primary = caller.primary;
@@ -66,7 +87,9 @@ fn guest_error(error: StoreError) -> GuestStoreError {
         StoreError::Conflict { .. } | StoreError::ConflictMissing { .. } => {
             GuestStoreError::Conflict(error.to_string())
         }
-        StoreError::Invalid(_) => GuestStoreError::Invalid(error.to_string()),
+        StoreError::Invalid(_) | StoreError::TxnTooLarge(_) => {
+            GuestStoreError::Invalid(error.to_string())
+        }
         _ => GuestStoreError::Unavailable(error.to_string()),
     }
 }
@@ -75,11 +98,18 @@ fn guest_error(error: StoreError) -> GuestStoreError {
 impl ControllerHost for EngineHost {
     async fn get(
         &self,
-        _: &Caller,
+        caller: &Caller,
         kind: &str,
         name: &str,
     ) -> Result<Option<Object>, GuestStoreError> {
         check_kind(kind)?;
+        let pending = self.pending(caller);
+        if let Some(staged) = pending
+            .as_ref()
+            .and_then(|p| p.staged(&ObjectKey::new(kind, name)))
+        {
+            return Ok(staged);
+        }
         if self.context.reflectors.kinds().iter().any(|k| k == kind)
             && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
@@ -94,23 +124,28 @@ impl ControllerHost for EngineHost {
 
     async fn list(
         &self,
-        _: &Caller,
+        caller: &Caller,
         kind: &str,
         selector: &Selector,
     ) -> Result<Vec<Object>, GuestStoreError> {
         check_kind(kind)?;
-        if self.context.reflectors.kinds().iter().any(|k| k == kind)
+        let items = if self.context.reflectors.kinds().iter().any(|k| k == kind)
             && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
-            return Ok(reflector.list(selector));
-        }
-        let listing = self
-            .context
-            .store
-            .list(kind, selector)
-            .await
-            .map_err(guest_error)?;
-        Ok(listing.items)
+            reflector.list(selector)
+        } else {
+            let listing = self
+                .context
+                .store
+                .list(kind, selector)
+                .await
+                .map_err(guest_error)?;
+            listing.items
+        };
+        Ok(match self.pending(caller) {
+            Some(pending) => pending.overlay(kind, selector, items),
+            None => items,
+        })
     }
 
     /// The child is owned by the callback's primary object: new, or already its child.
@@ -129,8 +164,7 @@ impl ControllerHost for EngineHost {
         let mut request = ApplyRequest::from(object);
         request.owner = Some(self.owner(caller)?);
         let mut applied = self
-            .context
-            .store
+            .store(caller)
             .apply(vec![request])
             .await
             .map_err(guest_error)?;
@@ -148,7 +182,7 @@ impl ControllerHost for EngineHost {
         name: &str,
     ) -> Result<bool, GuestStoreError> {
         check_kind(kind)?;
-        let store = self.context.store.as_ref();
+        let store = self.store(caller);
         let Some(current) = store.get(kind, name).await.map_err(guest_error)? else {
             return Ok(false);
         };
@@ -179,8 +213,8 @@ impl ControllerHost for EngineHost {
         status: Value,
     ) -> Result<(), GuestStoreError> {
         let primary = caller.primary;
-        let store = self.context.store.as_ref();
-        update_status(store, &primary.kind, &primary.name, |current| {
+        let store = self.store(caller);
+        update_status(store.as_ref(), &primary.kind, &primary.name, |current| {
             merge_reactor_status(current, status.clone())
         })
         .await
@@ -200,14 +234,15 @@ impl ControllerHost for EngineHost {
             Target::Agents(ids) => ItemTarget::Agents(ids),
             Target::Labels(labels) => ItemTarget::Labels(labels.into_iter().collect()),
         };
-        nimbus::publish(self.context.store.as_ref(), &owner, key, value, target)
+        nimbus::publish(self.store(caller).as_ref(), &owner, key, value, target)
             .await
             .map_err(nimbus_error)
     }
 
     async fn unpublish(&self, caller: InCallback<'_>, key: &str) -> Result<(), NimbusError> {
         let owner = owner(caller);
-        let store = self.context.store.as_ref();
+        let store = self.store(caller);
+        let store = store.as_ref();
         nimbus::unpublish(store, &owner, key)
             .await
             .map_err(nimbus_error)?;
@@ -224,7 +259,7 @@ impl ControllerHost for EngineHost {
     ) -> Result<Vec<String>, NimbusError> {
         let owner = owner(caller);
         let items = nimbus::items_of(
-            self.context.store.as_ref(),
+            self.store(caller).as_ref(),
             &owner.kind,
             &owner.name,
             prefix,

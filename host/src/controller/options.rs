@@ -1,4 +1,4 @@
-//! How a controller runs: concurrency, backoff, rate cap and lock retry.
+//! How a controller runs: concurrency, backoff, rate cap, lock retry and writes per callback.
 
 use super::Backoff;
 use std::time::Duration;
@@ -6,22 +6,26 @@ use std::time::Duration;
 /// How a controller runs.
 #[derive(Debug, Clone)]
 pub struct ControllerOptions {
-    /// Callbacks running at once (on different objects).
+    /// Reconciles in flight at once (on different objects), each running its callback or
+    /// waiting for its commit.
     pub concurrency: usize,
     pub backoff: Backoff,
     /// The most callbacks per second, so a failing reactor cannot spin the CPU.
     pub max_rate: f64,
     /// How soon an object locked by another callback is tried again.
     pub lock_retry: Duration,
+    /// The most writes one callback may hold (they commit in one transaction at its end).
+    pub max_writes: usize,
 }
 
 impl Default for ControllerOptions {
     fn default() -> Self {
         Self {
-            concurrency: 4,
+            concurrency: 32,
             backoff: Backoff::default(),
             max_rate: 10_000.0,
             lock_retry: Duration::from_millis(20),
+            max_writes: 1000,
         }
     }
 }

@@ -1,63 +1,143 @@
-//! What a run's result does: success records the handled state and the reconcile status,
-//! failures back off (or stop, if permanent), deletes withdraw items and release finalizers.
+//! What a run's result does: success commits the callback's writes with the reconcile status,
+//! failures drop them and back off (or stop, if permanent), deletes withdraw items and release
+//! finalizers.
 
 use super::attachment::Attachment;
 use super::decide::Decision;
 use super::finalizers;
+use super::pending::Pending;
 use super::reactor::Action;
 use super::status::{self, ReconcileStatus};
 use crate::object::{Object, ObjectKey};
+use crate::store::StoreError;
 
-/// The callback succeeded.
+/// How one run of a callback ended.
+pub enum Ran {
+    /// Committed, or failed and handed to the failure rules.
+    Done,
+    /// Its commit lost a race: nothing of it landed, and it may run again at once.
+    Conflict(String),
+}
+
+/// The callback succeeded: its writes, the reconcile status and the finalizer change commit
+/// together.
 pub async fn succeeded(
     run: &Attachment,
     key: &ObjectKey,
     decision: &Decision,
     current: Option<Object>,
     action: Action,
-) {
-    run.queue.forget(key);
+    pending: &Pending,
+) -> Ran {
     if matches!(decision, Decision::Delete { .. } | Decision::Release) {
-        deleted(run, key, decision, current).await;
-        return;
+        return deleted(run, key, decision, current, pending).await;
     }
-    let Some(object) = current else { return };
+    let Some(object) = current else {
+        return Ran::Done;
+    };
     let entry = ReconcileStatus {
         observed_generation: Some(object.meta.generation),
         ..ReconcileStatus::default()
     };
+    if let Err(e) = status::write(pending, key.kind(), key.name(), &run.info.name, &entry).await {
+        retry(run, key, &format!("cannot write the reconcile status: {e}")).await;
+        return Ran::Done;
+    }
+    if let Err(ran) = commit_writes(run, key, pending).await {
+        return ran;
+    }
+    landed(run, key);
     run.keys.handled(key, object);
-    write_status(run, key, &entry).await;
     if let Action::RequeueAfter(delay) = action {
         run.keys.force(key);
         run.queue.add_after(key.clone(), delay);
     }
+    Ran::Done
 }
 
-/// The object's delete was handled: its items are withdrawn and the finalizer released.
-async fn deleted(run: &Attachment, key: &ObjectKey, decision: &Decision, current: Option<Object>) {
+/// The object's delete was handled: its items are withdrawn and the finalizer released, with
+/// whatever `on-delete` wrote, in one commit.
+async fn deleted(
+    run: &Attachment,
+    key: &ObjectKey,
+    decision: &Decision,
+    current: Option<Object>,
+    pending: &Pending,
+) -> Ran {
     let uid = match decision {
         Decision::Delete { last } => Some(last.meta.uid.clone()),
         _ => None,
     };
-    run.keys.delete_handled(key, uid);
     // The owner is going: so are the items it published.
-    if let Err(e) =
-        crate::nimbus::unpublish_all(run.context.store.as_ref(), key.kind(), key.name()).await
-    {
+    if let Err(e) = crate::nimbus::unpublish_all(pending, key.kind(), key.name()).await {
         retry(
             run,
             key,
             &format!("cannot withdraw the published items: {e}"),
         )
         .await;
-        return;
+        return Ran::Done;
     }
     if let Some(object) = &current
         && run.info.handles_delete
-        && let Err(e) = finalizers::remove(run.context.store.as_ref(), object, &run.info.name).await
+        && let Err(e) = finalizers::remove(pending, object, &run.info.name).await
     {
         retry(run, key, &format!("cannot remove the finalizer: {e}")).await;
+        return Ran::Done;
+    }
+    if let Err(ran) = commit_writes(run, key, pending).await {
+        return ran;
+    }
+    landed(run, key);
+    run.keys.delete_handled(key, uid);
+    Ran::Done
+}
+
+/// The run's writes landed: the object leaves the queue (an event says so after failures).
+fn landed(run: &Attachment, key: &ObjectKey) {
+    let failures = run.queue.failures(key);
+    run.queue.forget(key);
+    super::event_hooks::succeeded(&run.context, &run.info.name, key, failures);
+}
+
+/// Commits what a run decided without a callback (a finalizer put back), if anything.
+pub async fn commit_alone(run: &Attachment, key: &ObjectKey, pending: &Pending) -> Ran {
+    if !pending.writes_anything() {
+        return Ran::Done;
+    }
+    match commit_writes(run, key, pending).await {
+        Ok(()) => Ran::Done,
+        Err(ran) => ran,
+    }
+}
+
+/// Commits a run's writes in one transaction. A lost race is `Err(Conflict)`: nothing landed
+/// and the run may go again; any other failure is handed to the failure rules.
+pub async fn commit_writes(
+    run: &Attachment,
+    key: &ObjectKey,
+    pending: &Pending,
+) -> Result<(), Ran> {
+    let writes = pending.take();
+    if writes.is_empty() {
+        return Ok(());
+    }
+    metrics::histogram!("reconcile_commit_writes", "component" => run.info.name.clone())
+        .record(writes.len() as f64);
+    match run.context.store.commit(writes).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_conflict() || matches!(e.root(), StoreError::NotFound { .. }) => {
+            Err(Ran::Conflict(e.to_string()))
+        }
+        Err(e @ StoreError::TxnTooLarge(_)) => {
+            let handled = run.keys.handled_generation(key);
+            permanent(run, key, handled, format!("cannot commit its writes: {e}")).await;
+            Err(Ran::Done)
+        }
+        Err(e) => {
+            retry(run, key, &format!("cannot commit its writes: {e}")).await;
+            Err(Ran::Done)
+        }
     }
 }
 
@@ -74,12 +154,14 @@ pub async fn retry(run: &Attachment, key: &ObjectKey, message: &str) {
         next_retry: Some(humantime::format_rfc3339_millis(next).to_string()),
     };
     tracing::debug!(reactor = %run.info.name, object = %key, attempts, ?delay, error = message, "retrying");
+    super::event_hooks::retrying(&run.context, &run.info.name, key, message);
     write_status(run, key, &entry).await;
 }
 
 /// The callback failed for good: no retry until the object changes.
 pub async fn permanent(run: &Attachment, key: &ObjectKey, handled: Option<u64>, message: String) {
     run.queue.forget(key);
+    super::event_hooks::permanent(&run.context, &run.info.name, key, &message);
     let entry = ReconcileStatus {
         observed_generation: handled,
         attempts: 1,

@@ -28,13 +28,20 @@ pub enum Action {
     RequeueAfter(Duration),
 }
 
-/// Why a callback failed. Traps, deadlines and memory caps are `Retry`.
+/// Why a callback failed. A callback that returned an error keeps what it wrote before (its
+/// writes commit with the error); one that crashed leaves nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Failure {
+    /// The reactor asked to be called again later.
     #[error("{0}")]
     Retry(String),
+    /// The reactor gave up on this state of the object.
     #[error("permanent: {0}")]
     Permanent(String),
+    /// The callback never returned (trap, deadline, memory cap): its writes are dropped and
+    /// it is retried.
+    #[error("{0}")]
+    Crashed(String),
 }
 
 pub type Reaction = Result<Action, Failure>;

@@ -69,6 +69,7 @@ impl Reconciler {
             &info.name,
             queue_options(format!("{}-reports", info.name)),
             options.lock_retry,
+            options.max_writes,
         );
         let run = Arc::new(Attachment::new(
             reactor, context, reflectors, queue, relay, options,

@@ -55,7 +55,7 @@ fn reaction(result: Result<runtime::Reaction, CallError>) -> Reaction {
         }
         Ok(Err(ReactorError::Retry(message))) => Err(Failure::Retry(message)),
         Ok(Err(ReactorError::Permanent(message))) => Err(Failure::Permanent(message)),
-        Err(call) => Err(Failure::Retry(call.to_string())),
+        Err(call) => Err(Failure::Crashed(call.to_string())),
     }
 }
 

@@ -1,12 +1,16 @@
 //! A worker: takes a key from the queue, locks its object, decides the one callback level
-//! state calls for, runs it, and hands the result to the outcome rules.
+//! state calls for, runs it with its writes held, and hands the result to the outcome rules
+//! (which commit the writes); a commit that lost a race runs the callback again.
 
 use super::attachment::Attachment;
 use super::decide::{Decision, decide};
 use super::finalizers::{self, finalizer_of};
-use super::outcome;
+use super::key_state::RunStart;
+use super::outcome::{self, Ran};
+use super::pending::Pending;
 use super::reactor::{Action, Failure};
-use crate::object::ObjectKey;
+use crate::object::{Object, ObjectKey};
+use std::sync::Arc;
 
 /// Works the queue until it shuts down.
 pub async fn work(run: &Attachment) {
@@ -15,6 +19,10 @@ pub async fn work(run: &Attachment) {
         run.queue.done(&key);
     }
 }
+
+/// How many times a callback runs again at once when its commit lost a race, before the
+/// object backs off as a failure.
+const COMMIT_ATTEMPTS: usize = 8;
 
 async fn process(run: &Attachment, key: &ObjectKey) {
     if !run.context.locks.owns(key) {
@@ -29,17 +37,58 @@ async fn process(run: &Attachment, key: &ObjectKey) {
     let Some(reflector) = run.reflectors.get(key.kind()) else {
         return;
     };
-    let current = reflector.get(key.name());
+    let mut current = reflector.get(key.name());
+    let start = run
+        .keys
+        .start_run(key, current.as_ref(), run.info.name.as_str());
+    let mut lost = String::new();
+    for attempt in 0..COMMIT_ATTEMPTS {
+        if attempt > 0 {
+            // The cache showed a state the store had left: read the store itself.
+            metrics::counter!("reconcile_commit_conflicts_total", "component" => run.info.name.clone())
+                .increment(1);
+            current = match run.context.store.get(key.kind(), key.name()).await {
+                Ok(object) => object,
+                Err(e) => {
+                    outcome::retry(run, key, &format!("cannot read the object: {e}")).await;
+                    return;
+                }
+            };
+        }
+        match attempt_run(run, key, &start, current.clone()).await {
+            Ran::Done => return,
+            Ran::Conflict(message) => lost = message,
+        }
+    }
+    let message = format!("its writes kept conflicting with other writers: {lost}");
+    outcome::retry(run, key, &message).await;
+}
+
+async fn attempt_run(
+    run: &Attachment,
+    key: &ObjectKey,
+    start: &RunStart,
+    current: Option<Object>,
+) -> Ran {
     let name = run.info.name.as_str();
-    let start = run.keys.start_run(key, current.as_ref(), name);
+    // Everything this run writes lands in one transaction at its end, or not at all.
+    let pending = Arc::new(Pending::new(
+        run.context.store.clone(),
+        run.options.max_writes,
+    ));
+    if let Some(object) = &current {
+        pending.seed(object);
+    }
+    // Decided from `current`: if the store moved on meanwhile, nothing lands and it runs again.
+    pending.require(key, current.as_ref().map(|o| o.meta.revision));
     if run.info.handles_delete
         && let Some(object) = &current
         && !object.meta.deleting
         && !object.meta.finalizers.contains(&finalizer_of(name))
-        && let Err(e) = finalizers::add(run.context.store.as_ref(), object, name).await
+        && let Err(e) = finalizers::add(pending.as_ref(), object, name).await
     {
         outcome::retry(run, key, &format!("cannot add the finalizer: {e}")).await;
-        return;
+        return Ran::Done;
     }
     let finalizer_pending = !start.delete_handled
         && current
@@ -54,47 +103,60 @@ async fn process(run: &Attachment, key: &ObjectKey) {
     );
     let started = std::time::Instant::now();
     let reactor = run.reactor();
-    let reaction = match &decision {
-        Decision::Nothing => {
-            run.queue.forget(key);
-            if current.is_none() {
-                run.keys.forget_gone(key);
+    let reaction = {
+        let _open = run.context.callbacks.open(name, key, pending.clone());
+        match &decision {
+            Decision::Nothing => {
+                run.queue.forget(key);
+                if current.is_none() {
+                    run.keys.forget_gone(key);
+                }
+                // A finalizer put back, if a user removed it.
+                return outcome::commit_alone(run, key, &pending).await;
             }
-            return;
+            Decision::Create => match &current {
+                Some(object) => reactor.on_create(object).await,
+                None => return Ran::Done,
+            },
+            Decision::Update { old } => match &current {
+                Some(object) => reactor.on_update(old, object).await,
+                None => return Ran::Done,
+            },
+            Decision::Delete { last } => reactor.on_delete(last).await,
+            Decision::Release => Ok(Action::Done),
         }
-        Decision::Create => match &current {
-            Some(object) => reactor.on_create(object).await,
-            None => return,
-        },
-        Decision::Update { old } => match &current {
-            Some(object) => reactor.on_update(old, object).await,
-            None => return,
-        },
-        Decision::Delete { last } => reactor.on_delete(last).await,
-        Decision::Release => Ok(Action::Done),
     };
     let seconds = started.elapsed().as_secs_f64();
     metrics::histogram!("reconcile_time_seconds", "component" => name.to_owned()).record(seconds);
     let result = match &reaction {
         Ok(Action::Done) => "success",
         Ok(Action::RequeueAfter(_)) => "requeue",
-        Err(Failure::Retry(_)) => "error",
+        Err(Failure::Retry(_) | Failure::Crashed(_)) => "error",
         Err(Failure::Permanent(_)) => "permanent",
     };
     metrics::counter!("reconcile_total", "component" => name.to_owned(), "result" => result)
         .increment(1);
-    match reaction {
-        Ok(action) => outcome::succeeded(run, key, &decision, current, action).await,
-        Err(Failure::Retry(message)) => {
-            metrics::counter!("reconcile_errors_total", "component" => name.to_owned())
-                .increment(1);
+    let failure = match reaction {
+        Ok(action) => {
+            return outcome::succeeded(run, key, &decision, current, action, &pending).await;
+        }
+        Err(failure) => failure,
+    };
+    metrics::counter!("reconcile_errors_total", "component" => name.to_owned()).increment(1);
+    // What a callback wrote before it returned its error lands; a crashed one's is dropped.
+    if !matches!(failure, Failure::Crashed(_))
+        && let Err(ran) = outcome::commit_writes(run, key, &pending).await
+    {
+        return ran;
+    }
+    match failure {
+        Failure::Retry(message) | Failure::Crashed(message) => {
             outcome::retry(run, key, &message).await;
         }
-        Err(Failure::Permanent(message)) => {
-            metrics::counter!("reconcile_errors_total", "component" => name.to_owned())
-                .increment(1);
-            let handled = start.handled.map(|h| h.meta.generation);
+        Failure::Permanent(message) => {
+            let handled = start.handled.as_ref().map(|h| h.meta.generation);
             outcome::permanent(run, key, handled, message).await;
         }
     }
+    Ran::Done
 }

@@ -23,6 +23,14 @@ impl Host for HostState {
             message.truncate(cut);
             message.push_str(" [cut]");
         }
+        let name = match level {
+            Level::Trace => "trace",
+            Level::Debug => "debug",
+            Level::Info => "info",
+            Level::Warn => "warn",
+            Level::Error => "error",
+        };
+        super::log_ring::record(component, name, &message);
         match level {
             Level::Trace => tracing::trace!(target: "guest", component, "{message}"),
             Level::Debug => tracing::debug!(target: "guest", component, "{message}"),

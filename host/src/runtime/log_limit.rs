@@ -76,6 +76,13 @@ pub(crate) fn admit(component: &str) -> bool {
         Verdict::Drop => false,
         Verdict::Log { dropped_before: 0 } => true,
         Verdict::Log { dropped_before } => {
+            super::log_ring::record(
+                component,
+                "warn",
+                &format!(
+                    "[host] dropped {dropped_before} log lines over the limit of {LINES_PER_SECOND} a second"
+                ),
+            );
             tracing::warn!(
                 target: "guest",
                 component,

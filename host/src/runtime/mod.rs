@@ -87,6 +87,7 @@ mod linker;
 mod load;
 mod log;
 mod log_limit;
+pub mod log_ring;
 mod nimbus;
 mod registry;
 pub mod settings;

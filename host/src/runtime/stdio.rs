@@ -62,6 +62,11 @@ impl LineWriter {
             self.line.clear();
             return;
         }
+        let stream = match self.out.stream {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        };
+        super::log_ring::record(component, stream, text);
         match self.out.stream {
             Stream::Stdout => {
                 tracing::info!(target: "guest", component, stream = "stdout", "{text}")

@@ -33,6 +33,8 @@ pub enum StoreError {
         size: usize,
         limit: usize,
     },
+    #[error("the transaction is too large: {0}")]
+    TxnTooLarge(String),
     #[error("revision {requested} is beyond the store's latest revision {latest}")]
     Future {
         requested: Revision,

@@ -7,14 +7,16 @@ pub mod etcd;
 mod event;
 mod plan;
 mod shards;
+mod writes;
 
 pub use cas::{CAS_ATTEMPTS, retry_on_conflict, update_status};
 pub use embedded::{EmbeddedStore, EmbeddedStoreOptions};
 pub use error::StoreError;
 pub use etcd::{EtcdStore, EtcdStoreOptions, EtcdUrl};
 pub use event::{EventType, WatchEvent};
-pub use plan::{Change, plan_apply, plan_delete, plan_set_finalizers, plan_set_status};
+pub use plan::{Change, plan_apply, plan_check, plan_delete, plan_set_finalizers, plan_set_status};
 pub use shards::{Permit, Shards};
+pub use writes::{Write, Written, plan_writes, targets};
 
 /// The largest object a store accepts by default (spec, status and all, as JSON): etcd's own
 /// default request limit.
@@ -57,6 +59,23 @@ pub struct Applied {
     pub object: Object,
 }
 
+impl TryFrom<Written> for Applied {
+    type Error = StoreError;
+
+    /// What an apply did to one object, from what its commit wrote.
+    fn try_from(written: Written) -> Result<Self, StoreError> {
+        let object = written
+            .object
+            .ok_or_else(|| StoreError::Backend("an apply removed an object".into()))?;
+        let outcome = match written.change {
+            None => ApplyOutcome::Unchanged,
+            Some(EventType::Created) => ApplyOutcome::Created,
+            Some(_) => ApplyOutcome::Updated,
+        };
+        Ok(Applied { outcome, object })
+    }
+}
+
 /// A store of objects. Every change gets a new store-wide revision that is never reused.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
@@ -92,6 +111,10 @@ pub trait Store: Send + Sync + 'static {
         name: &str,
         expected_revision: Option<Revision>,
     ) -> Result<Option<Object>, StoreError>;
+
+    /// Commits `writes` all or nothing, each decided on the state the ones before it left
+    /// (see [`Write`]): one [`Written`] per object touched, in the order first touched.
+    async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError>;
 
     /// Every change after revision `from`, of one kind or all, in order, exactly once, then
     /// bookmarks while idle. Fails with [`StoreError::Compacted`] if `from` is too old.

@@ -130,6 +130,24 @@ pub fn plan_apply(
     Ok(Some(Change::updated(next)))
 }
 
+/// Changes nothing, and fails with a conflict unless the object is at `expected` (`None`:
+/// absent): how a transaction says what it was decided from.
+pub fn plan_check(
+    key: &str,
+    existing: Option<&Object>,
+    expected: Option<Revision>,
+) -> Result<Option<Change>, StoreError> {
+    match (expected, existing) {
+        (None, Some(current)) => Err(StoreError::Conflict {
+            key: key.to_owned(),
+            expected: 0,
+            actual: current.meta.revision,
+        }),
+        (None, None) => Ok(None),
+        (Some(_), _) => check_revision(key, existing, expected).map(|()| None),
+    }
+}
+
 pub fn plan_set_status(
     kind: &str,
     name: &str,

@@ -54,9 +54,10 @@ pub fn code_of(error: &StoreError) -> ErrorCode {
         StoreError::Conflict { .. } | StoreError::ConflictMissing { .. } => ErrorCode::Conflict,
         StoreError::NotOwned { .. } => ErrorCode::Forbidden,
         StoreError::Compacted { .. } => ErrorCode::Compacted,
-        StoreError::Invalid(_) | StoreError::TooLarge { .. } | StoreError::Future { .. } => {
-            ErrorCode::Invalid
-        }
+        StoreError::Invalid(_)
+        | StoreError::TooLarge { .. }
+        | StoreError::TxnTooLarge(_)
+        | StoreError::Future { .. } => ErrorCode::Invalid,
         StoreError::Document { .. }
         | StoreError::Backend(_)
         | StoreError::Corrupt { .. }

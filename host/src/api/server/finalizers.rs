@@ -61,5 +61,7 @@ pub async fn remove(
         Some(_) => attempt().await,
         None => retry_on_conflict(|| format!("finalizers of {kind}/{name}"), attempt).await,
     };
-    Ok(Json(answer?))
+    let answer = answer?;
+    super::events::finalizers_removed(&state, kind, name, keep);
+    Ok(Json(answer))
 }

@@ -4,8 +4,11 @@ mod agents;
 mod auth;
 mod body;
 mod components;
+mod dry_run;
 mod error;
+mod events;
 mod finalizers;
+mod logs;
 mod metrics_route;
 mod objects;
 mod openapi;
@@ -52,6 +55,8 @@ pub struct ServerConfig {
     pub store: Arc<dyn Store>,
     pub admission: Option<Arc<dyn crate::controller::Admission>>,
     pub components: Option<ComponentsApi>,
+    /// The engine's events (`GET /v1/events`); the API records its own there too.
+    pub events: Option<crate::controller::Events>,
     /// The largest request body any route reads (component uploads excepted).
     pub max_request_bytes: usize,
 }
@@ -68,6 +73,7 @@ pub(crate) struct AppState {
     pub token: Arc<str>,
     pub admission: Option<Arc<dyn crate::controller::Admission>>,
     pub components: Option<ComponentsApi>,
+    pub events: Option<crate::controller::Events>,
     /// The one writer of agents' reports.
     pub reporter: crate::nimbus::Reporter,
 }
@@ -91,6 +97,7 @@ impl Server {
             token: config.token.into(),
             admission: config.admission,
             components: config.components,
+            events: config.events,
             reporter: crate::nimbus::Reporter::start(config.store.clone()),
         };
         Ok(Self {
@@ -136,6 +143,8 @@ fn router(state: AppState, max_request_bytes: usize) -> Result<Router, ServeErro
                 // componentize-py and componentize-js components are 12-18 MB.
                 .layer(axum::extract::DefaultBodyLimit::max(64 << 20)),
         )
+        .routes(routes!(logs::lines))
+        .routes(routes!(events::list))
         .routes(routes!(agents::list))
         .routes(routes!(agents::register))
         .routes(routes!(agents::heartbeat))

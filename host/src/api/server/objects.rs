@@ -61,19 +61,31 @@ pub(super) fn check_writable(kind: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ApplyQuery {
+    /// Validate and admit the objects, and answer what the apply would do, storing nothing.
+    #[serde(default)]
+    dry_run: bool,
+}
+
 /// Applies several objects, all or nothing; a stale `meta.revision` changes nothing (409).
 #[utoipa::path(
     operation_id = "applyObjects",
     post,
     path = "/v1/objects",
     tag = "objects",
+    params(ApplyQuery),
     request_body = ApplyBody,
-    responses((status = 200, description = "Each object as stored, with what the apply did", body = AppliedBody), Refused)
+    responses((status = 200, description = "Each object as stored (or, in a dry run, as it would be), with what the apply did", body = AppliedBody), Refused)
 )]
 pub async fn apply_many(
     State(state): State<AppState>,
+    query: Result<Query<ApplyQuery>, QueryRejection>,
     JsonBody(body): JsonBody<ApplyBody>,
 ) -> Answer<AppliedBody> {
+    let Query(query) = query?;
     for (i, request) in body.objects.iter().enumerate() {
         request
             .validate()
@@ -82,6 +94,10 @@ pub async fn apply_many(
     }
     if let Some(admission) = &state.admission {
         admission.admit(&body.objects).await?;
+    }
+    if query.dry_run {
+        let items = super::dry_run::plan(&state.store, &body.objects).await?;
+        return Ok(Json(AppliedBody { items }));
     }
     let items = state.store.apply(body.objects).await?;
     Ok(Json(AppliedBody { items }))
@@ -203,9 +219,11 @@ pub async fn delete(
     check(&kind, Some(&name))?;
     check_writable(&kind)?;
     let Query(query) = query?;
-    Ok(Json(
-        state.store.delete(&kind, &name, query.revision).await?,
-    ))
+    let held = state.store.delete(&kind, &name, query.revision).await?;
+    if let Some(object) = &held {
+        super::events::deletion_held(&state, object);
+    }
+    Ok(Json(held))
 }
 
 /// Writes the object's status; the host's own keys (`reconcile`) are kept.

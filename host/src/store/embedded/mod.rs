@@ -15,7 +15,7 @@ mod writer;
 pub use verify::{Finding, Report, verify};
 
 use crate::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
-use crate::store::{Applied, ApplyOutcome, EventType, Listing, Store, StoreError, WatchStream};
+use crate::store::{Applied, Listing, Store, StoreError, WatchStream, Write, Written};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot};
-use writer::{Op, WriteRequest, WriterSettings, Written};
+use writer::{Op, WriteRequest, WriterSettings};
 
 /// Tuning of the embedded store.
 #[derive(Debug, Clone)]
@@ -204,20 +204,7 @@ impl Store for EmbeddedStore {
             return Ok(Vec::new());
         }
         let states = self.write(Op::Apply(requests)).await?;
-        states
-            .into_iter()
-            .map(|w| {
-                let object = w
-                    .object
-                    .ok_or_else(|| StoreError::Backend("apply removed an object".into()))?;
-                let outcome = match w.change {
-                    None => ApplyOutcome::Unchanged,
-                    Some(EventType::Created) => ApplyOutcome::Created,
-                    Some(_) => ApplyOutcome::Updated,
-                };
-                Ok(Applied { outcome, object })
-            })
-            .collect()
+        states.into_iter().map(Applied::try_from).collect()
     }
 
     async fn set_status(
@@ -227,12 +214,12 @@ impl Store for EmbeddedStore {
         status: Value,
         expected_revision: Option<Revision>,
     ) -> Result<Object, StoreError> {
-        let op = Op::SetStatus {
+        let op = Op::Commit(vec![Write::SetStatus {
             kind: kind.to_owned(),
             name: name.to_owned(),
             status,
             expected: expected_revision,
-        };
+        }]);
         single(self.write(op).await?)?
             .ok_or_else(|| StoreError::Backend("status write removed the object".into()))
     }
@@ -244,12 +231,12 @@ impl Store for EmbeddedStore {
         finalizers: Vec<String>,
         expected_revision: Option<Revision>,
     ) -> Result<Option<Object>, StoreError> {
-        let op = Op::SetFinalizers {
+        let op = Op::Commit(vec![Write::SetFinalizers {
             kind: kind.to_owned(),
             name: name.to_owned(),
             finalizers,
             expected: expected_revision,
-        };
+        }]);
         single(self.write(op).await?)
     }
 
@@ -259,12 +246,19 @@ impl Store for EmbeddedStore {
         name: &str,
         expected_revision: Option<Revision>,
     ) -> Result<Option<Object>, StoreError> {
-        let op = Op::Delete {
+        let op = Op::Commit(vec![Write::Delete {
             kind: kind.to_owned(),
             name: name.to_owned(),
             expected: expected_revision,
-        };
+        }]);
         single(self.write(op).await?)
+    }
+
+    async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {
+        if writes.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.write(Op::Commit(writes)).await
     }
 
     async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {

@@ -10,11 +10,9 @@ use super::tables::{
 };
 use crate::object::{ApplyRequest, Object, Revision};
 use crate::store::{
-    Change, EventType, StoreError, WatchEvent, plan_apply, plan_delete, plan_set_finalizers,
-    plan_set_status,
+    Change, EventType, StoreError, WatchEvent, Write, Written, plan_apply, plan_writes, targets,
 };
 use redb::{ReadableTable, Table};
-use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -24,31 +22,8 @@ use tokio::sync::{mpsc, oneshot};
 #[derive(Debug)]
 pub enum Op {
     Apply(Vec<ApplyRequest>),
-    SetStatus {
-        kind: String,
-        name: String,
-        status: Value,
-        expected: Option<Revision>,
-    },
-    SetFinalizers {
-        kind: String,
-        name: String,
-        finalizers: Vec<String>,
-        expected: Option<Revision>,
-    },
-    Delete {
-        kind: String,
-        name: String,
-        expected: Option<Revision>,
-    },
-}
-
-/// One object an op touched: its state after the commit (`None`: removed) and the change made
-/// (`None`: it already was as asked).
-#[derive(Debug)]
-pub struct Written {
-    pub object: Option<Object>,
-    pub change: Option<EventType>,
+    /// A transaction: every write decided on the state the ones before it left.
+    Commit(Vec<Write>),
 }
 
 pub type Outcome = Result<Vec<Written>, StoreError>;
@@ -261,22 +236,13 @@ fn event_record(
 
 type Planned = Vec<(Option<Object>, Option<Change>)>;
 
-/// The rule deciding one object's change from its current state.
-type PlanOne<'a> = dyn Fn(Option<&Object>) -> Result<Option<Change>, StoreError> + 'a;
-
 /// Decides every change of one op before any is written, so a failing op writes nothing.
 fn plan_op(objects: &Table<&str, &[u8]>, op: &Op) -> Result<Planned, StoreError> {
-    let load = |kind: &str, name: &str| -> Result<Option<Object>, StoreError> {
-        let key = crate::object::ObjectKey::new(kind, name);
+    let load = |key: &crate::object::ObjectKey| -> Result<Option<Object>, StoreError> {
         let found = objects.get(key.as_str()).map_err(backend)?;
         found
             .map(|v| decode_object(key.as_str(), v.value()))
             .transpose()
-    };
-    let single = |kind: &str, name: &str, plan: &PlanOne| {
-        let current = load(kind, name)?;
-        let change = plan(current.as_ref())?;
-        Ok(vec![(current, change)])
     };
     match op {
         Op::Apply(requests) => {
@@ -284,44 +250,27 @@ fn plan_op(objects: &Table<&str, &[u8]>, op: &Op) -> Result<Planned, StoreError>
             let mut planned = Vec::with_capacity(requests.len());
             for (i, request) in requests.iter().enumerate() {
                 let index = i + 1;
-                if !seen.insert(request.key()) {
+                let key = request.key();
+                if seen.contains(&key) {
                     return Err(StoreError::in_document(
                         index,
-                        StoreError::Invalid(format!(
-                            "{} appears twice in one apply",
-                            request.key()
-                        )),
+                        StoreError::Invalid(format!("{key} appears twice in one apply")),
                     ));
                 }
-                let current = load(&request.kind, &request.name)
-                    .map_err(|e| StoreError::in_document(index, e))?;
+                let current = load(&key).map_err(|e| StoreError::in_document(index, e))?;
+                seen.insert(key);
                 let change = plan_apply(current.as_ref(), request)
                     .map_err(|e| StoreError::in_document(index, e))?;
                 planned.push((current, change));
             }
             Ok(planned)
         }
-        Op::SetStatus {
-            kind,
-            name,
-            status,
-            expected,
-        } => single(kind, name, &|cur| {
-            plan_set_status(kind, name, cur, status, *expected)
-        }),
-        Op::SetFinalizers {
-            kind,
-            name,
-            finalizers,
-            expected,
-        } => single(kind, name, &|cur| {
-            plan_set_finalizers(kind, name, cur, finalizers, *expected)
-        }),
-        Op::Delete {
-            kind,
-            name,
-            expected,
-        } => single(kind, name, &|cur| plan_delete(kind, name, cur, *expected)),
+        Op::Commit(writes) => {
+            let keys = targets(writes);
+            let current = keys.iter().map(load).collect::<Result<Vec<_>, _>>()?;
+            let changes = plan_writes(writes, &keys, &current)?;
+            Ok(current.into_iter().zip(changes).collect())
+        }
     }
 }
 

@@ -31,8 +31,8 @@ pub use write::Guard;
 
 use crate::object::{ApplyRequest, Object, Revision, Selector};
 use crate::store::{
-    Applied, ApplyOutcome, EventType, Listing, Store, StoreError, WatchStream, plan_apply,
-    plan_delete, plan_set_finalizers, plan_set_status,
+    Applied, Listing, Store, StoreError, WatchStream, Write, Written, plan_apply, plan_writes,
+    targets,
 };
 use async_trait::async_trait;
 use error::{is_compacted, revision};
@@ -42,11 +42,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use watch::WatchSettings;
-use write::{Recent, Written, write};
-
-/// The rule deciding one object's change from its current state.
-type PlanOne<'a> =
-    dyn Fn(Option<&Object>) -> Result<Option<crate::store::Change>, StoreError> + Send + Sync + 'a;
+use write::{Limits, Recent, write};
 
 /// Tuning of the etcd store.
 #[derive(Debug, Clone)]
@@ -59,6 +55,11 @@ pub struct EtcdStoreOptions {
     pub connect_timeout: Duration,
     /// The largest object (spec, status and all, as JSON) a write may store.
     pub max_object_bytes: usize,
+    /// The most operations one etcd transaction may hold: etcd's `--max-txn-ops` (default
+    /// 128). A transaction of more objects is refused with an error naming the limit.
+    pub max_txn_ops: usize,
+    /// The largest etcd request: etcd's `--max-request-bytes` (default 1.5 MiB).
+    pub max_request_bytes: usize,
 }
 
 impl Default for EtcdStoreOptions {
@@ -68,6 +69,8 @@ impl Default for EtcdStoreOptions {
             watch_retry: Duration::from_millis(200),
             connect_timeout: Duration::from_secs(5),
             max_object_bytes: crate::store::DEFAULT_MAX_OBJECT_BYTES,
+            max_txn_ops: 128,
+            max_request_bytes: 1536 << 10,
         }
     }
 }
@@ -170,23 +173,19 @@ impl EtcdStore {
         self.keys.object(kind, name)
     }
 
-    async fn single(
-        &self,
-        kind: &str,
-        name: &str,
-        plan: &PlanOne<'_>,
-    ) -> Result<Option<Object>, StoreError> {
-        let targets = [self.object_key(kind, name)];
-        let mut written = write(
-            &self.client,
-            &self.recent,
-            self.options.max_object_bytes,
-            &targets,
-            &self.guards()?,
-            &|current| Ok(vec![plan(current.first().and_then(Option::as_ref))?]),
-        )
-        .await?;
-        written
+    /// The limits every write is checked against before it is sent.
+    fn limits(&self) -> Limits {
+        Limits {
+            max_object_bytes: self.options.max_object_bytes,
+            max_txn_ops: self.options.max_txn_ops,
+            max_request_bytes: self.options.max_request_bytes,
+        }
+    }
+
+    /// The state of the one object `write` touches, after it.
+    async fn single(&self, write: Write) -> Result<Option<Object>, StoreError> {
+        self.commit(vec![write])
+            .await?
             .pop()
             .map(|w| w.object)
             .ok_or_else(|| EtcdError::Unexpected("a write answered no object".into()).into())
@@ -276,7 +275,7 @@ impl Store for EtcdStore {
         let written = write(
             &self.client,
             &self.recent,
-            self.options.max_object_bytes,
+            &self.limits(),
             &targets,
             &self.guards()?,
             &|current| {
@@ -292,7 +291,7 @@ impl Store for EtcdStore {
             },
         )
         .await?;
-        written.into_iter().map(applied).collect()
+        written.into_iter().map(Applied::try_from).collect()
     }
 
     async fn set_status(
@@ -302,8 +301,11 @@ impl Store for EtcdStore {
         status: Value,
         expected_revision: Option<Revision>,
     ) -> Result<Object, StoreError> {
-        self.single(kind, name, &|current| {
-            plan_set_status(kind, name, current, &status, expected_revision)
+        self.single(Write::SetStatus {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            status,
+            expected: expected_revision,
         })
         .await?
         .ok_or_else(|| EtcdError::Unexpected("a status write removed the object".into()).into())
@@ -316,8 +318,11 @@ impl Store for EtcdStore {
         finalizers: Vec<String>,
         expected_revision: Option<Revision>,
     ) -> Result<Option<Object>, StoreError> {
-        self.single(kind, name, &|current| {
-            plan_set_finalizers(kind, name, current, &finalizers, expected_revision)
+        self.single(Write::SetFinalizers {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            finalizers,
+            expected: expected_revision,
         })
         .await
     }
@@ -328,9 +333,31 @@ impl Store for EtcdStore {
         name: &str,
         expected_revision: Option<Revision>,
     ) -> Result<Option<Object>, StoreError> {
-        self.single(kind, name, &|current| {
-            plan_delete(kind, name, current, expected_revision)
+        self.single(Write::Delete {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            expected: expected_revision,
         })
+        .await
+    }
+
+    async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {
+        if writes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys = targets(&writes);
+        let etcd_keys: Vec<String> = keys
+            .iter()
+            .map(|key| self.object_key(key.kind(), key.name()))
+            .collect();
+        write(
+            &self.client,
+            &self.recent,
+            &self.limits(),
+            &etcd_keys,
+            &self.guards()?,
+            &|current| plan_writes(&writes, &keys, current),
+        )
         .await
     }
 
@@ -380,16 +407,4 @@ impl Store for EtcdStore {
             self.current_revision().await.map_err(EtcdError::from)?,
         )?)
     }
-}
-
-fn applied(w: Written) -> Result<Applied, StoreError> {
-    let object = w
-        .object
-        .ok_or_else(|| EtcdError::Unexpected("an apply removed an object".into()))?;
-    let outcome = match w.change {
-        None => ApplyOutcome::Unchanged,
-        Some(EventType::Created) => ApplyOutcome::Created,
-        Some(_) => ApplyOutcome::Updated,
-    };
-    Ok(Applied { outcome, object })
 }

@@ -10,7 +10,7 @@
 use super::error::{EtcdError, revision};
 use super::keys::{decode, encode};
 use crate::object::Object;
-use crate::store::{Change, EventType, StoreError};
+use crate::store::{Change, EventType, StoreError, Written};
 use etcd_client::{Client, Compare, CompareOp, Txn, TxnOp, TxnOpResponse};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -71,12 +71,39 @@ pub struct Guard {
     pub create_revision: i64,
 }
 
-/// One object a write touched: its state after the commit (`None`: removed) and the change
-/// made (`None`: it already was as asked).
-#[derive(Debug)]
-pub struct Written {
-    pub object: Option<Object>,
-    pub change: Option<EventType>,
+/// What one transaction may hold: etcd refuses more operations or a larger request than its
+/// server was started with, so the store refuses them first with an error naming the limit.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_object_bytes: usize,
+    pub max_txn_ops: usize,
+    pub max_request_bytes: usize,
+}
+
+impl Limits {
+    /// Refuses a transaction of `keys` objects and `guards` guards before it is sent.
+    fn check_count(&self, keys: usize, guards: usize) -> Result<(), StoreError> {
+        // Each key is compared, and read back if a compare fails; a guard is compared too.
+        let ops = keys + guards;
+        if ops > self.max_txn_ops {
+            return Err(StoreError::TxnTooLarge(format!(
+                "{keys} objects in one transaction, over the limit of {} operations (etcd --max-txn-ops {}; the guard of a replica counts too)",
+                self.max_txn_ops.saturating_sub(guards),
+                self.max_txn_ops
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_bytes(&self, bytes: usize) -> Result<(), StoreError> {
+        if bytes > self.max_request_bytes {
+            return Err(StoreError::TxnTooLarge(format!(
+                "{bytes} bytes in one transaction, over the limit of {} bytes (etcd --max-request-bytes)",
+                self.max_request_bytes
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// The rule deciding the changes of every target from their current states.
@@ -87,11 +114,12 @@ pub type PlanAll<'a> =
 pub async fn write(
     client: &Client,
     recent: &Recent,
-    max_object_bytes: usize,
+    limits: &Limits,
     targets: &[String],
     guards: &[Guard],
     plan: &PlanAll<'_>,
 ) -> Result<Vec<Written>, StoreError> {
+    limits.check_count(targets.len(), guards.len())?;
     let mut known = Some(recent.guess(targets));
     for _ in 0..MAX_ATTEMPTS {
         // A guess is checked by the transaction's compares; anything decided without
@@ -125,6 +153,7 @@ pub async fn write(
             Compare::create_revision(g.key.as_str(), CompareOp::Equal, g.create_revision)
         }));
         let mut ops = Vec::new();
+        let mut bytes = 0;
         for (key, change) in targets.iter().zip(&changes) {
             match change {
                 Some(c) if c.event_type == EventType::Deleted => {
@@ -132,18 +161,20 @@ pub async fn write(
                 }
                 Some(c) => {
                     let value = encode(&c.object)?;
-                    if value.len() > max_object_bytes {
+                    if value.len() > limits.max_object_bytes {
                         return Err(StoreError::TooLarge {
                             key: c.object.key().to_string(),
                             size: value.len(),
-                            limit: max_object_bytes,
+                            limit: limits.max_object_bytes,
                         });
                     }
+                    bytes += value.len() + key.len();
                     ops.push(TxnOp::put(key.as_str(), value, None));
                 }
                 None => {}
             }
         }
+        limits.check_bytes(bytes)?;
         // If a compare fails: the current states, then the guards, in one go.
         let otherwise: Vec<TxnOp> = targets
             .iter()

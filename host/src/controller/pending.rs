@@ -1,0 +1,310 @@
+//! The writes of one callback, held until it ends and then committed in one store
+//! transaction: reads inside the callback see them, and a failed callback leaves none.
+
+use crate::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
+use crate::store::{Applied, EventType, Listing, Store, StoreError, WatchStream, Write, Written};
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// The writes of one callback so far, as a [`Store`] the callback reads and writes through.
+/// Every write is decided at once by the store's own rules (so a refusal reaches the guest
+/// where it wrote), kept, and sent with the others by [`Pending::take`]'s caller in one
+/// [`Store::commit`]. Until then an object created here has revision 0 and a changed one
+/// keeps the revision it was read with: the commit decides them again on the same terms, so
+/// a write that expected what the callback read still lands only if nobody changed it.
+pub struct Pending {
+    base: Arc<dyn Store>,
+    state: Mutex<Staged>,
+    /// The most writes one callback may hold.
+    limit: usize,
+}
+
+#[derive(Default)]
+struct Staged {
+    /// Each object the writes touched, as they left it (`None`: removed).
+    objects: HashMap<ObjectKey, Option<Object>>,
+    /// Objects as first read (from the store, or seeded from the cache): a callback reads
+    /// each object from the store at most once, and reads it the same way each time.
+    known: HashMap<ObjectKey, Option<Object>>,
+    writes: Vec<Write>,
+}
+
+impl Pending {
+    pub fn new(base: Arc<dyn Store>, limit: usize) -> Self {
+        Self {
+            base,
+            state: Mutex::default(),
+            limit,
+        }
+    }
+
+    /// Reads of `object`'s key answer `object` until a write changes it: the engine seeds a
+    /// callback with its primary as the cache holds it, and a stale seed makes the commit
+    /// conflict rather than overwrite.
+    pub fn seed(&self, object: &Object) {
+        (self.state.lock().known).insert(object.key(), Some(object.clone()));
+    }
+
+    /// The transaction commits only if `key` is still at `revision` (`None`: absent): what
+    /// the callback was decided from and called with.
+    pub fn require(&self, key: &ObjectKey, revision: Option<Revision>) {
+        self.state.lock().writes.push(Write::Check {
+            kind: key.kind().to_owned(),
+            name: key.name().to_owned(),
+            expected: revision,
+        });
+    }
+
+    /// Whether the transaction changes anything (more than checks).
+    pub fn writes_anything(&self) -> bool {
+        (self.state.lock().writes.iter()).any(|w| !matches!(w, Write::Check { .. }))
+    }
+
+    /// The writes kept so far, in order; the callback's transaction.
+    pub fn take(&self) -> Vec<Write> {
+        std::mem::take(&mut self.state.lock().writes)
+    }
+
+    /// What the callback's writes made of `key`, if they touched it (`Some(None)`: removed).
+    pub fn staged(&self, key: &ObjectKey) -> Option<Option<Object>> {
+        self.state.lock().objects.get(key).cloned()
+    }
+
+    /// `items` of `kind` (a listing by `selector` from elsewhere) with the callback's writes
+    /// applied.
+    pub fn overlay(&self, kind: &str, selector: &Selector, mut items: Vec<Object>) -> Vec<Object> {
+        let state = self.state.lock();
+        let mine: Vec<(&ObjectKey, &Option<Object>)> = state
+            .objects
+            .iter()
+            .filter(|(key, _)| key.kind() == kind)
+            .collect();
+        if mine.is_empty() {
+            return items;
+        }
+        items.retain(|o| !state.objects.contains_key(&o.key()));
+        items.extend(
+            mine.into_iter()
+                .filter_map(|(_, object)| object.as_ref())
+                .filter(|o| selector.matches(&o.labels))
+                .cloned(),
+        );
+        items.sort_by(|a, b| a.name.cmp(&b.name));
+        items
+    }
+
+    async fn current(&self, key: &ObjectKey) -> Result<Option<Object>, StoreError> {
+        {
+            let state = self.state.lock();
+            if let Some(object) = state.objects.get(key) {
+                return Ok(object.clone());
+            }
+            if let Some(object) = state.known.get(key) {
+                return Ok(object.clone());
+            }
+        }
+        let read = self.base.get(key.kind(), key.name()).await?;
+        (self.state.lock().known).insert(key.clone(), read.clone());
+        Ok(read)
+    }
+
+    fn room_for(&self, state: &Staged, more: usize) -> Result<(), StoreError> {
+        if state.writes.len() + more > self.limit {
+            return Err(StoreError::TxnTooLarge(format!(
+                "one callback may write at most {} times: split the work over several objects or requeues",
+                self.limit
+            )));
+        }
+        Ok(())
+    }
+
+    /// Decides `writes` on what the callback sees now and keeps them, all or none. The
+    /// errors of an apply name the document (counted from 1), as the store's own apply does.
+    async fn stage(&self, writes: Vec<Write>, documents: bool) -> Result<Vec<Written>, StoreError> {
+        let at = |i: usize, e: StoreError| match documents {
+            true => StoreError::in_document(i + 1, e),
+            false => e,
+        };
+        let mut seen = HashSet::new();
+        let mut befores = Vec::with_capacity(writes.len());
+        for (i, write) in writes.iter().enumerate() {
+            let key = write.key();
+            if !seen.insert(key.clone()) {
+                let twice = StoreError::Invalid(format!("{key} appears twice in one apply"));
+                return Err(at(i, twice));
+            }
+            befores.push(self.current(&key).await.map_err(|e| at(i, e))?);
+        }
+        let mut changes = Vec::with_capacity(writes.len());
+        for (i, (write, before)) in writes.iter().zip(&befores).enumerate() {
+            changes.push(write.plan(before.as_ref()).map_err(|e| at(i, e))?);
+        }
+        let mut state = self.state.lock();
+        self.room_for(&state, writes.len())?;
+        let mut written = Vec::with_capacity(writes.len());
+        for ((write, before), change) in writes.into_iter().zip(befores).zip(changes) {
+            let key = write.key();
+            let Some(change) = change else {
+                written.push(Written {
+                    object: before,
+                    change: None,
+                });
+                continue;
+            };
+            let after = (change.event_type != EventType::Deleted).then_some(change.object);
+            state.objects.insert(key, after.clone());
+            state.writes.push(write);
+            written.push(Written {
+                object: after,
+                change: Some(change.event_type),
+            });
+        }
+        Ok(written)
+    }
+
+    async fn stage_one(&self, write: Write) -> Result<Option<Object>, StoreError> {
+        let mut written = self.stage(vec![write], false).await?;
+        Ok(written.pop().and_then(|w| w.object))
+    }
+}
+
+#[async_trait]
+impl Store for Pending {
+    async fn get(&self, kind: &str, name: &str) -> Result<Option<Object>, StoreError> {
+        self.current(&ObjectKey::new(kind, name)).await
+    }
+
+    async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError> {
+        let listing = self.base.list(kind, selector).await?;
+        Ok(Listing {
+            items: self.overlay(kind, selector, listing.items),
+            revision: listing.revision,
+        })
+    }
+
+    async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError> {
+        let written = self
+            .stage(requests.into_iter().map(Write::Apply).collect(), true)
+            .await?;
+        written.into_iter().map(Applied::try_from).collect()
+    }
+
+    async fn set_status(
+        &self,
+        kind: &str,
+        name: &str,
+        status: Value,
+        expected: Option<Revision>,
+    ) -> Result<Object, StoreError> {
+        let write = Write::SetStatus {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            status,
+            expected,
+        };
+        self.stage_one(write)
+            .await?
+            .ok_or_else(|| StoreError::Backend("a status write removed the object".into()))
+    }
+
+    async fn set_finalizers(
+        &self,
+        kind: &str,
+        name: &str,
+        finalizers: Vec<String>,
+        expected: Option<Revision>,
+    ) -> Result<Option<Object>, StoreError> {
+        let write = Write::SetFinalizers {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            finalizers,
+            expected,
+        };
+        self.stage_one(write).await
+    }
+
+    async fn delete(
+        &self,
+        kind: &str,
+        name: &str,
+        expected: Option<Revision>,
+    ) -> Result<Option<Object>, StoreError> {
+        let write = Write::Delete {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            expected,
+        };
+        self.stage_one(write).await
+    }
+
+    async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {
+        // Nested in the callback's transaction: kept with the rest.
+        let mut written = Vec::with_capacity(writes.len());
+        for write in writes {
+            written.extend(self.stage(vec![write], false).await?);
+        }
+        Ok(written)
+    }
+
+    async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {
+        self.base.watch(kind, from).await
+    }
+
+    async fn revision(&self) -> Result<Revision, StoreError> {
+        self.base.revision().await
+    }
+}
+
+/// The callbacks running now, each with its pending writes, found by the component and the
+/// primary object the runtime names in every host call.
+#[derive(Default)]
+pub struct Callbacks {
+    running: Mutex<HashMap<(String, ObjectKey), Arc<Pending>>>,
+}
+
+impl Callbacks {
+    /// Holds the writes of `component`'s callback on `key` in `pending` until the returned
+    /// guard drops (the callback ended, failed or was cancelled).
+    pub fn open<'a>(
+        &'a self,
+        component: &'a str,
+        key: &'a ObjectKey,
+        pending: Arc<Pending>,
+    ) -> Open<'a> {
+        self.running
+            .lock()
+            .insert((component.to_owned(), key.clone()), pending);
+        Open {
+            callbacks: self,
+            component,
+            key,
+        }
+    }
+
+    /// The pending writes of `component`'s callback on `key`, if one is running.
+    pub fn find(&self, component: &str, key: &ObjectKey) -> Option<Arc<Pending>> {
+        self.running
+            .lock()
+            .get(&(component.to_owned(), key.clone()))
+            .cloned()
+    }
+}
+
+/// A callback running: while it lives, host calls of the callback find its pending writes.
+pub struct Open<'a> {
+    callbacks: &'a Callbacks,
+    component: &'a str,
+    key: &'a ObjectKey,
+}
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        self.callbacks
+            .running
+            .lock()
+            .remove(&(self.component.to_owned(), self.key.clone()));
+    }
+}
