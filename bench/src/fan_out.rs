@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 /// Items per apply (ours) and puts per transaction (etcd allows 128 operations).
 const OURS_BATCH: usize = 500;
 const ETCD_BATCH: usize = 128;
-const DEADLINE: Duration = Duration::from_secs(600);
+pub const DEADLINE: Duration = Duration::from_secs(600);
 
 #[derive(Debug, Clone, Copy)]
 pub struct FanOut {
@@ -41,9 +41,9 @@ fn value(i: usize) -> serde_json::Value {
 }
 
 /// An agent process and the count of items it says it holds.
-struct AgentProcess {
+pub struct AgentProcess {
     child: Child,
-    held: Arc<AtomicUsize>,
+    pub held: Arc<AtomicUsize>,
 }
 
 impl Drop for AgentProcess {
@@ -53,9 +53,14 @@ impl Drop for AgentProcess {
     }
 }
 
-fn start_agent(server: &Server, dir: &std::path::Path, id: &str) -> anyhow::Result<AgentProcess> {
+pub fn start_agent(
+    server: &Server,
+    dir: &std::path::Path,
+    id: &str,
+    label: &str,
+) -> anyhow::Result<AgentProcess> {
     let mut child = Command::new(binary())
-        .args(["agent", "--id", id, "--label", "role=fan", "--server"])
+        .args(["agent", "--id", id, "--label", label, "--server"])
         .arg(server.base())
         .args(["--token", server.token(), "--heartbeat", "5s", "--data"])
         .arg(dir.join(id))
@@ -83,7 +88,7 @@ fn start_agent(server: &Server, dir: &std::path::Path, id: &str) -> anyhow::Resu
     Ok(AgentProcess { child, held })
 }
 
-async fn wait_until(what: &str, mut done: impl FnMut() -> bool) -> anyhow::Result<()> {
+pub async fn wait_until(what: &str, mut done: impl FnMut() -> bool) -> anyhow::Result<()> {
     let started = Instant::now();
     while !done() {
         if started.elapsed() > DEADLINE {
@@ -101,7 +106,7 @@ pub async fn measure(items: usize, agents: usize) -> anyhow::Result<FanOut> {
     let server = Server::start(&dir.path().join("data"), &empty)?;
     let client = Client::new(server.base(), Some(server.token().to_owned()));
     let fleet: Vec<AgentProcess> = (0..agents)
-        .map(|i| start_agent(&server, dir.path(), &format!("agent-{i}")))
+        .map(|i| start_agent(&server, dir.path(), &format!("agent-{i}"), "role=fan"))
         .collect::<anyhow::Result<_>>()?;
     wait_until("agents connected", || {
         fleet.iter().all(|a| a.held.load(Ordering::Relaxed) == 0)

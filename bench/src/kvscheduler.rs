@@ -186,6 +186,7 @@ pub async fn rows(sizes: &[usize]) -> anyhow::Result<Rows> {
             last.us_per_value(last.direct)
         ),
     ));
+    rows.push(crate::kv_incremental::row(first.values, last.values).await?);
     let line = |label: &str, pick: fn(&KvPoint) -> Duration| Line {
         label: label.into(),
         points: points

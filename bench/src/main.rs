@@ -9,12 +9,14 @@ mod etcd;
 mod etcd_loop;
 mod fan_out;
 mod hardening;
+mod kv_incremental;
 mod kvscheduler;
 mod languages;
 mod machine;
 mod native_policy;
 mod pipeline;
 mod plot;
+mod publish;
 mod reload;
 mod render;
 mod replicas;
@@ -47,7 +49,7 @@ enum Command {
     Run {
         /// The built components (scripts/build-components.sh OUT).
         components: PathBuf,
-        /// Scenarios to run (default: all): store dispatch reload end-to-end fan-out
+        /// Scenarios to run (default: all): store dispatch reload end-to-end fan-out agent-publish
         /// replicas kvscheduler restart languages memory hardening watches.
         scenarios: Vec<String>,
         #[command(flatten)]

@@ -12,6 +12,7 @@ pub const SCENARIOS: &[&str] = &[
     "reload",
     "end-to-end",
     "fan-out",
+    "agent-publish",
     "replicas",
     "kvscheduler",
     "restart",

@@ -31,6 +31,9 @@ pub struct Sizes {
     /// Scales the store writes (1.0: up to 8000 per round).
     #[arg(long, default_value_t = 1.0)]
     pub store_scale: f64,
+    /// Nimbus items published at once to one agent (and split over ten) in agent-publish.
+    #[arg(long, default_value_t = 50_000)]
+    pub publish_items: usize,
     /// Values per KV scheduler transaction, one run per size.
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
     pub kv_sizes: Vec<usize>,
@@ -68,6 +71,7 @@ pub async fn run(names: &[String], components: &Path, sizes: &Sizes) -> Report {
             "hardening" => hardening_rows().await,
             "languages" => language_rows(components).await,
             "fan-out" => fan_out_rows(sizes).await,
+            "agent-publish" => crate::publish::rows(components, sizes.publish_items).await,
             "replicas" => {
                 let policy = components.join("policy-rust.wasm");
                 crate::replicas::rows(&policy, &sizes.replica_counts, sizes.replica_objects).await

@@ -552,11 +552,11 @@ fn data_folders_are_private_and_tokens_are_read_from_files() {
     .spawn()
     .expect("agent starts");
     eventually("the agent saved its state", 30, || {
-        agent_data.join("agent-state.json").exists().then_some(())
+        agent_data.join("agent-state.redb").exists().then_some(())
     });
     assert_eq!(mode(&agent_data), 0o700, "agent data folder");
     assert_eq!(
-        mode(&agent_data.join("agent-state.json")),
+        mode(&agent_data.join("agent-state.redb")),
         0o600,
         "agent state"
     );

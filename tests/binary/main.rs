@@ -5,6 +5,7 @@
 //! `REACTOR_TEST_STORE=etcd`.
 
 mod agent_scheduler; // etcd matrix
+mod agent_state;
 mod agents; // etcd matrix
 mod cli_bad_input; // etcd matrix
 mod cli_describe;

@@ -13,7 +13,7 @@ pub async fn at_start(scheduler: &KvScheduler, state: &AgentState, local: &Local
     let mut desired: Vec<(String, serde_json::Value)> = local.all().into_iter().collect();
     desired.extend(
         state
-            .items
+            .items()
             .iter()
             .map(|(key, held)| (key.clone(), held.value.clone())),
     );

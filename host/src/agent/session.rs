@@ -53,7 +53,7 @@ pub async fn run(
         Err(e) if e.code() == Some(ErrorCode::Compacted) => return relist_next(state),
         other => other?,
     };
-    tracing::info!(agent = %config.id, revision = state.revision, items = state.items.len(), "following the server");
+    tracing::info!(agent = %config.id, revision = state.revision, items = state.items().len(), "following the server");
     let mut batches = Box::pin(tokio_stream::StreamExt::chunks_timeout(
         feed,
         BATCH,
@@ -100,7 +100,7 @@ pub async fn run(
         }
         state.save()?;
         if count > 0 {
-            tracing::info!(agent = %config.id, revision = state.revision, items = state.items.len(), changes = count, "applied a batch");
+            tracing::info!(agent = %config.id, revision = state.revision, items = state.items().len(), changes = count, "applied a batch");
         }
         if !reports.is_empty() {
             uplink.send(reports);
@@ -124,11 +124,11 @@ async fn refresh(
 ) -> Vec<AgentReport> {
     let keys: Vec<String> = match changed {
         Changed::Keys(keys) => keys,
-        Changed::All => state.items.keys().cloned().collect(),
+        Changed::All => state.items().keys().cloned().collect(),
     };
     let mut reports = Vec::new();
     for key in keys {
-        let Some(held) = state.items.get_mut(&key) else {
+        let Some(held) = state.items().get(&key) else {
             continue;
         };
         let Some(outcome) = applier.current(&key).await else {
@@ -140,6 +140,9 @@ async fn refresh(
         {
             continue;
         }
+        let Some(held) = state.get_mut(&key) else {
+            continue;
+        };
         held.state = outcome.state;
         held.message = outcome.message;
         reports.push(report(agent, &key, held));
@@ -167,20 +170,20 @@ async fn relist(
     let wanted: std::collections::BTreeSet<String> =
         snapshot.items.iter().map(|i| i.key.clone()).collect();
     let gone: Vec<String> = state
-        .items
+        .items()
         .keys()
         .filter(|key| !wanted.contains(key.as_str()))
         .cloned()
         .collect();
     let mut changes: Vec<Change> = gone.into_iter().map(Change::Delete).collect();
     for item in snapshot.items {
-        let current = state.items.get(&item.key).map(|held| held.version);
+        let current = state.items().get(&item.key).map(|held| held.version);
         if current != Some(item.version) {
             changes.push(Change::Put(item));
         }
     }
     // What the southbound holds beyond the state (applied just before a crash) goes too.
-    let held: std::collections::BTreeSet<String> = state.items.keys().cloned().collect();
+    let held: std::collections::BTreeSet<String> = state.items().keys().cloned().collect();
     match applier.retrieve().await {
         Ok(keys) => changes.extend(
             keys.into_iter()
@@ -200,7 +203,7 @@ async fn relist(
     state.revision = snapshot.revision;
     state.relist = false;
     state.save()?;
-    tracing::info!(agent = %config.id, revision = state.revision, items = state.items.len(), "re-listed");
+    tracing::info!(agent = %config.id, revision = state.revision, items = state.items().len(), "re-listed");
     if !removed.is_empty() {
         uplink.send(removed);
     }
@@ -250,10 +253,10 @@ async fn apply(
                     message: outcome.message,
                 };
                 reports.push(report(&config.id, &item.key, &held));
-                state.items.insert(item.key, held);
+                state.insert(item.key, held);
             }
             Change::Delete(key) => {
-                if let Some(held) = state.items.remove(&key) {
+                if let Some(held) = state.remove(&key) {
                     reports.push(AgentReport {
                         state: ReportState::Removed,
                         message: None,

@@ -88,12 +88,33 @@ impl Node {
     }
 }
 
+/// The nodes as they were before a plan first touched them (`None`: there was none).
+#[derive(Debug, Clone, Default)]
+struct UndoLog {
+    before: HashMap<Key, Option<Node>>,
+}
+
+impl UndoLog {
+    /// Keeps `node` as the state of `key` to put back, unless one is kept already.
+    fn save(&mut self, key: &str, node: Option<&Node>) {
+        if !self.before.contains_key(key) {
+            self.before.insert(key.to_owned(), node.cloned());
+        }
+    }
+
+    fn into_saved(self) -> impl Iterator<Item = (Key, Option<Node>)> {
+        self.before.into_iter()
+    }
+}
+
 /// All nodes, ordered by key so that dumps and plans are deterministic.
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
     nodes: BTreeMap<Key, Node>,
     /// Who declares a dependency on what: kept equal to the nodes' `dependencies`.
     dependants: Dependants,
+    /// While a plan runs on the graph ([`super::trial::Trial`]): what to put back.
+    undo: Option<UndoLog>,
 }
 
 impl Graph {
@@ -102,17 +123,20 @@ impl Graph {
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
+        self.save(key);
         self.nodes.get_mut(key)
     }
 
     /// The node of `key`, created empty if unknown.
     pub fn entry(&mut self, key: &str, origin: ValueOrigin) -> &mut Node {
+        self.save(key);
         self.nodes
             .entry(key.to_owned())
             .or_insert_with(|| Node::new(key, origin))
     }
 
     pub fn remove(&mut self, key: &str) -> Option<Node> {
+        self.save(key);
         let node = self.nodes.remove(key)?;
         self.dependants.remove(key, &node.dependencies);
         Some(node)
@@ -120,15 +144,45 @@ impl Graph {
 
     /// Replaces the dependencies of `key` (if it exists), and their reverse edges.
     pub fn set_dependencies(&mut self, key: &str, dependencies: Vec<Dependency>) {
+        match self.nodes.get(key) {
+            Some(node) if node.dependencies != dependencies => self.save(key),
+            _ => return,
+        }
         let Some(node) = self.nodes.get_mut(key) else {
             return;
         };
-        if node.dependencies == dependencies {
-            return;
-        }
         self.dependants.remove(key, &node.dependencies);
         self.dependants.add(key, &dependencies);
         node.dependencies = dependencies;
+    }
+
+    /// Keeps `key` as it is now, if a plan is running and has not touched it yet.
+    fn save(&mut self, key: &str) {
+        if let Some(undo) = &mut self.undo {
+            undo.save(key, self.nodes.get(key));
+        }
+    }
+
+    /// From now on, every node changed is saved first, until [`Graph::undo`].
+    pub(super) fn start_undo_log(&mut self) {
+        debug_assert!(self.undo.is_none(), "a plan within a plan");
+        self.undo = Some(UndoLog::default());
+    }
+
+    /// Puts back every node changed since [`Graph::start_undo_log`], with its reverse edges.
+    pub(super) fn undo(&mut self) {
+        let Some(undo) = self.undo.take() else {
+            return;
+        };
+        for (key, before) in undo.into_saved() {
+            if let Some(now) = self.nodes.remove(&key) {
+                self.dependants.remove(&key, &now.dependencies);
+            }
+            if let Some(before) = before {
+                self.dependants.add(&key, &before.dependencies);
+                self.nodes.insert(key, before);
+            }
+        }
     }
 
     pub fn nodes(&self) -> impl Iterator<Item = &Node> {

@@ -11,6 +11,7 @@ mod registry;
 mod retry;
 mod revert;
 mod scheduler;
+mod trial;
 mod wasm;
 
 #[cfg(test)]

@@ -13,7 +13,8 @@ use super::refresh::{apply_retrieved, retrieve_all, retrieved_view};
 use super::registry::Registry;
 use super::retry::backoff;
 use super::revert::revert as revert_values;
-use std::collections::HashMap;
+use super::trial::Trial;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Weak};
 use std::time::SystemTime;
 use tokio::sync::{Mutex, broadcast};
@@ -27,6 +28,9 @@ struct SchedulerState {
     registry: Registry,
     history: History,
     seq: u64,
+    /// A descriptor was registered since the last northbound transaction: UNIMPLEMENTED
+    /// values may have one now, so that transaction looks for them (once, not every time).
+    registered: bool,
 }
 
 /// What one call asks the engine to do.
@@ -68,7 +72,9 @@ impl KvScheduler {
     /// Registers a descriptor; one with the same name is replaced from the next transaction.
     /// UNIMPLEMENTED values it handles are applied by the next transaction.
     pub async fn register_descriptor(&self, descriptor: Arc<dyn Descriptor>) {
-        self.engine.lock().await.registry.register(descriptor);
+        let mut engine = self.engine.lock().await;
+        engine.registry.register(descriptor);
+        engine.registered = true;
     }
 
     /// Forgets a descriptor (its component was removed): its values stay as they are, and
@@ -318,7 +324,8 @@ impl KvScheduler {
             _ => (None, 0),
         };
         let retrying = matches!(work, Work::Retry(_));
-        let planned = plan(engine, &work, seq, retry, retrying).await;
+        let revive = engine.registered;
+        let planned = plan(engine, &work, seq, retry, retrying, revive).await;
         if simulate {
             // Nothing ran: the number is not used up and nothing goes to the history.
             engine.seq -= 1;
@@ -341,11 +348,14 @@ impl KvScheduler {
         executor.retry = retry;
         executor.retrying = retrying;
         executor.stop_on_failure = revert;
-        perform(&mut executor, &work, true).await;
+        perform(&mut executor, &work, true, revive).await;
         let mut executed = std::mem::take(&mut executor.ops);
         let mut failed = std::mem::take(&mut executor.failed);
         let processed = std::mem::take(&mut executor.processed);
         drop(executor);
+        if matches!(work, Work::Changes(_)) {
+            engine.registered = false;
+        }
 
         if !failed.is_empty() {
             // A failed operation may have done part of its work: believe the southbound.
@@ -373,7 +383,7 @@ impl KvScheduler {
             executed,
         };
         engine.history.push(record.clone());
-        self.schedule_retries(engine);
+        self.schedule_retries(engine, &record);
         drop(guard);
         // Nobody listening is fine.
         let _ = self.records.send(record.clone());
@@ -388,11 +398,13 @@ impl KvScheduler {
     }
 
     /// Starts a timer for each value left RETRYING by this transaction, with the retry
-    /// options of the northbound transaction that requested it.
-    fn schedule_retries(&self, engine: &SchedulerState) {
-        let retrying: Vec<(Key, u32, RetryOptions)> = engine
-            .graph
-            .nodes()
+    /// options of the northbound transaction that requested it. Only the values the
+    /// transaction operated on can have been left RETRYING by it.
+    fn schedule_retries(&self, engine: &SchedulerState, record: &TxnRecord) {
+        let touched: BTreeSet<&Key> = record.executed.iter().map(|op| &op.key).collect();
+        let retrying: Vec<(Key, u32, RetryOptions)> = touched
+            .into_iter()
+            .filter_map(|key| engine.graph.get(key))
             .filter(|n| n.state == ValueState::Retrying && n.last_txn == engine.seq)
             .filter_map(|n| n.retry.map(|r| (n.key.clone(), n.attempts, r)))
             .collect();
@@ -424,29 +436,39 @@ impl KvScheduler {
     }
 }
 
-/// The operations `work` would do if each succeeded, planned on a copy of the graph.
+/// The operations `work` would do if each succeeded, planned on the graph itself: what the
+/// plan changes is put back when it ends, so that it costs what it touches, not a copy of
+/// the graph.
 async fn plan(
-    engine: &SchedulerState,
+    engine: &mut SchedulerState,
     work: &Work,
     seq: u64,
     retry: Option<RetryOptions>,
     retrying: bool,
+    revive: bool,
 ) -> Vec<RecordedOp> {
-    let mut plan_graph = engine.graph.clone();
-    let mut planner = Executor::new(&mut plan_graph, &engine.registry, seq);
+    let mut trial = Trial::new(&mut engine.graph);
+    let mut planner = Executor::new(trial.graph(), &engine.registry, seq);
     planner.dry_run = true;
     planner.retry = retry;
     planner.retrying = retrying;
     // A plan must not read the southbound, so a resync is planned on belief alone.
-    perform(&mut planner, work, false).await;
-    planner.ops
+    perform(&mut planner, work, false, revive).await;
+    std::mem::take(&mut planner.ops)
 }
 
-/// Applies `work` through `executor`; `refresh` lets a resync read the southbound.
-async fn perform(executor: &mut Executor<'_>, work: &Work, refresh: bool) {
+/// Applies `work` through `executor`; `refresh` lets a resync read the southbound,
+/// `revive` lets northbound changes first apply UNIMPLEMENTED values that have a
+/// descriptor now.
+async fn perform(executor: &mut Executor<'_>, work: &Work, refresh: bool, revive: bool) {
     match work {
         Work::Changes(values) => {
-            for key in executor.graph.keys() {
+            let unimplemented = if revive {
+                executor.graph.keys()
+            } else {
+                Vec::new()
+            };
+            for key in unimplemented {
                 let revived = executor.graph.get(&key).is_some_and(|n| {
                     n.state == ValueState::Unimplemented
                         && executor.registry.for_key(&key).is_some()
@@ -684,4 +706,41 @@ async fn derive_down(registry: &Registry, path: &[Key], value: Value) -> Option<
             .1;
     }
     Some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kvscheduler::testing::{
+        bridge_domain, bridge_domain_descriptor, interface, scheduler,
+    };
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn the_first_transaction_after_a_registration_applies_what_waited_for_it() {
+        let (scheduler, southbound) = scheduler().await;
+        assert!(scheduler.unregister_descriptor("vpp-bridge-domain").await);
+        let bd = bridge_domain("b1");
+        let _ = scheduler
+            .transaction(vec![(bd.clone(), Some(json!({})))], TxnOptions::default())
+            .await;
+        assert_eq!(scheduler.status(&bd).await.state, ValueState::Unimplemented);
+        scheduler
+            .register_descriptor(bridge_domain_descriptor(southbound.clone()))
+            .await;
+        // A dry run sees it too, and leaves it for the transaction.
+        let tap = (interface("tap"), Some(json!({"type": "tap"})));
+        let planned = scheduler
+            .simulate(vec![tap.clone()], TxnOptions::default())
+            .await
+            .expect("simulated");
+        assert!(planned.planned.iter().any(|op| op.key == bd), "{planned:?}");
+        assert!(!southbound.has(&bd));
+        scheduler
+            .transaction(vec![tap], TxnOptions::default())
+            .await
+            .expect("applied");
+        assert!(southbound.has(&bd), "the waiting value was not applied");
+        assert_eq!(scheduler.status(&bd).await.state, ValueState::Configured);
+    }
 }

@@ -322,6 +322,17 @@ impl Descriptor for TestDescriptor {
     }
 }
 
+/// The bridge-domain descriptor over `southbound`, to register (again) by hand.
+pub fn bridge_domain_descriptor(southbound: Arc<Southbound>) -> Arc<dyn Descriptor> {
+    Arc::new(TestDescriptor {
+        name: "vpp-bridge-domain",
+        prefix: BRIDGE_DOMAIN,
+        southbound,
+        external: false,
+        retrieve_after: Vec::new(),
+    })
+}
+
 /// A scheduler with every test descriptor registered over a fresh southbound.
 pub async fn scheduler() -> (KvScheduler, Arc<Southbound>) {
     let southbound = Arc::new(Southbound::default());
