@@ -54,9 +54,15 @@ fi
 
 # The token reaches schemathesis by environment, through its config file: never an argument.
 printf 'headers = { Authorization = "Bearer ${REACTOR_TOKEN}" }\n' >"$work/schemathesis.toml"
-# A dry run answers objects as they would be created, and stores none: the stateful phase's
-# "a created resource can be read back" does not hold for it by design (it does for the apply).
+# The stateful phase's "a created resource can be read back" (ST302) is off for the two
+# operations answering a list of objects: it reads back a kind and a name taken from different
+# objects of the list (seen: POST of W/r4rvxj and HeSR/o, then GET W/o), and a dry run stores
+# nothing by design. Reading back what an apply created is tested in tests/binary.
 cat >>"$work/schemathesis.toml" <<'TOML'
+
+[[operations]]
+include-operation-id = "applyObjects"
+checks.ensure_resource_availability.enabled = false
 
 [[operations]]
 include-operation-id = "dryRunObjects"
