@@ -213,6 +213,18 @@ fn api_refuses_unknown_fields_and_wrong_types_on_every_route() {
         ),
         (
             "POST",
+            "/v1/agents/a1/heartbeat",
+            r#"{"ttlMs": 18446744073709551615}"#,
+            "ttlMs 18446744073709551615 is out of range: from 1 to 86400000",
+        ),
+        (
+            "POST",
+            "/v1/agents/a1/heartbeat",
+            r#"{"ttlMs": 0}"#,
+            "ttlMs 0 is out of range",
+        ),
+        (
+            "POST",
             "/v1/nimbus/status",
             "null",
             "expected a JSON object",

@@ -176,7 +176,7 @@ fn refused(error: &ClientError) -> bool {
 
 /// Heartbeats; registers again if the server forgot the agent (e.g. its store was reset).
 async fn heartbeats(client: Client, config: AgentConfig) {
-    let ttl = config.heartbeat * 3;
+    let ttl = (config.heartbeat * 3).min(crate::nimbus::MAX_HEARTBEAT_TTL);
     let mut ticker = tokio::time::interval(config.heartbeat);
     loop {
         ticker.tick().await;

@@ -84,6 +84,8 @@ pub struct RegisterBody {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct HeartbeatBody {
+    /// From 1 ms to a day.
+    #[schema(minimum = 1, maximum = 86_400_000)]
     pub ttl_ms: u64,
 }
 

@@ -62,9 +62,20 @@ pub async fn register(
         .ok_or_else(|| NimbusError::Store(StoreError::Backend("the store applied nothing".into())))
 }
 
-/// Records a heartbeat; the agent counts as connected for `ttl` after it.
+/// The longest a heartbeat may count an agent connected for.
+pub const MAX_HEARTBEAT_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// Records a heartbeat; the agent counts as connected for `ttl` after it (at most a day, at
+/// least a millisecond: an agent that stopped must show as gone within a day).
 pub async fn heartbeat(store: &dyn Store, id: &str, ttl: Duration) -> Result<(), NimbusError> {
     check_id(id)?;
+    if ttl.is_zero() || ttl > MAX_HEARTBEAT_TTL {
+        return Err(NimbusError::Invalid(format!(
+            "ttlMs {} is out of range: from 1 to {}",
+            ttl.as_millis(),
+            MAX_HEARTBEAT_TTL.as_millis()
+        )));
+    }
     let status = json!({"lastSeenMs": now_ms(), "ttlMs": ttl.as_millis() as u64});
     store.set_status(AGENT_KIND, id, status, None).await?;
     Ok(())

@@ -12,7 +12,9 @@ mod propagation;
 mod reporter;
 mod reports;
 
-pub use agents::{AgentView, heartbeat, labels_of, list as list_agents, register};
+pub use agents::{
+    AgentView, MAX_HEARTBEAT_TTL, heartbeat, labels_of, list as list_agents, register,
+};
 pub use feed::{AgentItem, FeedEvent, Recipient, Snapshot, follow, snapshot};
 pub use items::{
     Item, ItemTarget, NimbusError, Owner, item_request, items_of, owner_selector, publish,
