@@ -154,22 +154,23 @@ pub async fn retry(run: &Attachment, key: &ObjectKey, message: &str) {
         next_retry: Some(humantime::format_rfc3339_millis(next).to_string()),
     };
     tracing::debug!(reactor = %run.info.name, object = %key, attempts, ?delay, error = message, "retrying");
-    super::event_hooks::retrying(&run.context, &run.info.name, key, message);
+    // The status first: whoever sees the event then finds the error in the status too.
     write_status(run, key, &entry).await;
+    super::event_hooks::retrying(&run.context, &run.info.name, key, message);
 }
 
 /// The callback failed for good: no retry until the object changes.
 pub async fn permanent(run: &Attachment, key: &ObjectKey, handled: Option<u64>, message: String) {
     run.queue.forget(key);
-    super::event_hooks::permanent(&run.context, &run.info.name, key, &message);
     let entry = ReconcileStatus {
         observed_generation: handled,
         attempts: 1,
-        last_error: Some(message),
+        last_error: Some(message.clone()),
         permanent: true,
         next_retry: None,
     };
     write_status(run, key, &entry).await;
+    super::event_hooks::permanent(&run.context, &run.info.name, key, &message);
 }
 
 async fn write_status(run: &Attachment, key: &ObjectKey, entry: &ReconcileStatus) {
