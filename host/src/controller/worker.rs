@@ -8,7 +8,7 @@ use super::finalizers::{self, finalizer_of};
 use super::key_state::RunStart;
 use super::outcome::{self, Ran};
 use super::pending::Pending;
-use super::reactor::{Action, Failure};
+use super::reactor::{Action, Failure, Reaction};
 use crate::object::{Object, ObjectKey};
 use std::sync::Arc;
 
@@ -134,18 +134,38 @@ async fn attempt_run(
         Err(Failure::Retry(_) | Failure::Crashed(_)) => "error",
         Err(Failure::Permanent(_)) => "permanent",
     };
-    metrics::counter!("reconcile_total", "component" => name.to_owned(), "result" => result)
-        .increment(1);
+    let ran = finish(run, key, start, decision, current, reaction, &pending).await;
+    // A run whose commit lost a race left nothing: the one that runs again counts instead.
+    if matches!(ran, Ran::Done) {
+        metrics::counter!("reconcile_total", "component" => name.to_owned(), "result" => result)
+            .increment(1);
+        if result == "error" || result == "permanent" {
+            metrics::counter!("reconcile_errors_total", "component" => name.to_owned())
+                .increment(1);
+        }
+    }
+    ran
+}
+
+/// Hands a callback's result to the outcome rules, which commit its writes.
+async fn finish(
+    run: &Attachment,
+    key: &ObjectKey,
+    start: &RunStart,
+    decision: Decision,
+    current: Option<Object>,
+    reaction: Reaction,
+    pending: &Pending,
+) -> Ran {
     let failure = match reaction {
         Ok(action) => {
-            return outcome::succeeded(run, key, &decision, current, action, &pending).await;
+            return outcome::succeeded(run, key, &decision, current, action, pending).await;
         }
         Err(failure) => failure,
     };
-    metrics::counter!("reconcile_errors_total", "component" => name.to_owned()).increment(1);
     // What a callback wrote before it returned its error lands; a crashed one's is dropped.
     if !matches!(failure, Failure::Crashed(_))
-        && let Err(ran) = outcome::commit_writes(run, key, &pending).await
+        && let Err(ran) = outcome::commit_writes(run, key, pending).await
     {
         return ran;
     }
