@@ -54,24 +54,15 @@ fi
 
 # The token reaches schemathesis by environment, through its config file: never an argument.
 printf 'headers = { Authorization = "Bearer ${REACTOR_TOKEN}" }\n' >"$work/schemathesis.toml"
-# The stateful phase's "a created resource can be read back" (ST302) is off for the two
-# operations answering a list of objects: it reads back a kind and a name taken from different
-# objects of the list (seen: POST of W/r4rvxj and HeSR/o, then GET W/o), and a dry run stores
-# nothing by design. Reading back what an apply created is tested in tests/binary.
-cat >>"$work/schemathesis.toml" <<'TOML'
-
-[[operations]]
-include-operation-id = "applyObjects"
-checks.ensure_resource_availability.enabled = false
-
-[[operations]]
-include-operation-id = "dryRunObjects"
-checks.ensure_resource_availability.enabled = false
-TOML
 status=0
+# Off: "a created resource can be read back" (ST302, stateful phase). For the applies answering
+# a list of objects it reads back a kind and a name taken from different objects of the list
+# (seen: POST of W/r4rvxj and HeSR/o, then GET W/o: 2 of 5 runs failed), and a dry run stores
+# nothing by design; a per-operation switch in the config file does not reach that phase.
+# Reading back what an apply, a PUT or a registration created is tested in tests/binary.
 (cd "$work" && REACTOR_TOKEN="$(cat "$work/data/token")" "$SCHEMATHESIS" \
     --config-file "$work/schemathesis.toml" run "$url/v1/openapi.json" \
-    --checks all --exclude-checks positive_data_acceptance \
+    --checks all --exclude-checks positive_data_acceptance,ensure_resource_availability \
     --exclude-operation-id watchAll --exclude-operation-id watchKind \
     --exclude-operation-id agentFeed \
     --max-examples "${FUZZ_API_EXAMPLES:-100}" --request-timeout 10 --no-color "$@") \
