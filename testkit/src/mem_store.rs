@@ -10,7 +10,6 @@ use reactor_host::store::{
     Applied, ApplyOutcome, Change, EventType, Listing, Store, StoreError, WatchEvent, WatchStream,
     Write, Written, plan_apply, plan_writes, targets,
 };
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use tokio::sync::{broadcast, mpsc};
@@ -45,12 +44,6 @@ impl Default for MemStore {
 impl MemStore {
     fn state(&self) -> parking_lot::MutexGuard<'_, State> {
         lock(&self.state)
-    }
-
-    /// The state of the one object `write` touches, after it.
-    async fn single(&self, write: Write) -> Result<Option<Object>, StoreError> {
-        let mut written = self.commit(vec![write]).await?;
-        Ok(written.pop().and_then(|w| w.object))
     }
 
     fn record(
@@ -180,54 +173,6 @@ impl Store for MemStore {
             applied.push(Applied { outcome, object });
         }
         Ok(applied)
-    }
-
-    async fn set_status(
-        &self,
-        kind: &str,
-        name: &str,
-        status: Value,
-        expected: Option<Revision>,
-    ) -> Result<Object, StoreError> {
-        let write = Write::SetStatus {
-            kind: kind.to_owned(),
-            name: name.to_owned(),
-            status,
-            expected,
-        };
-        self.single(write)
-            .await?
-            .ok_or_else(|| StoreError::Backend("status write removed the object".into()))
-    }
-
-    async fn set_finalizers(
-        &self,
-        kind: &str,
-        name: &str,
-        finalizers: Vec<String>,
-        expected: Option<Revision>,
-    ) -> Result<Option<Object>, StoreError> {
-        let write = Write::SetFinalizers {
-            kind: kind.to_owned(),
-            name: name.to_owned(),
-            finalizers,
-            expected,
-        };
-        self.single(write).await
-    }
-
-    async fn delete(
-        &self,
-        kind: &str,
-        name: &str,
-        expected: Option<Revision>,
-    ) -> Result<Option<Object>, StoreError> {
-        let write = Write::Delete {
-            kind: kind.to_owned(),
-            name: name.to_owned(),
-            expected,
-        };
-        self.single(write).await
     }
 
     async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {

@@ -5,7 +5,6 @@ use crate::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
 use crate::store::{Applied, EventType, Listing, Store, StoreError, WatchStream, Write, Written};
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -164,11 +163,6 @@ impl Pending {
         }
         Ok(written)
     }
-
-    async fn stage_one(&self, write: Write) -> Result<Option<Object>, StoreError> {
-        let mut written = self.stage(vec![write], false).await?;
-        Ok(written.pop().and_then(|w| w.object))
-    }
 }
 
 #[async_trait]
@@ -190,54 +184,6 @@ impl Store for Pending {
             .stage(requests.into_iter().map(Write::Apply).collect(), true)
             .await?;
         written.into_iter().map(Applied::try_from).collect()
-    }
-
-    async fn set_status(
-        &self,
-        kind: &str,
-        name: &str,
-        status: Value,
-        expected: Option<Revision>,
-    ) -> Result<Object, StoreError> {
-        let write = Write::SetStatus {
-            kind: kind.to_owned(),
-            name: name.to_owned(),
-            status,
-            expected,
-        };
-        self.stage_one(write)
-            .await?
-            .ok_or_else(|| StoreError::Backend("a status write removed the object".into()))
-    }
-
-    async fn set_finalizers(
-        &self,
-        kind: &str,
-        name: &str,
-        finalizers: Vec<String>,
-        expected: Option<Revision>,
-    ) -> Result<Option<Object>, StoreError> {
-        let write = Write::SetFinalizers {
-            kind: kind.to_owned(),
-            name: name.to_owned(),
-            finalizers,
-            expected,
-        };
-        self.stage_one(write).await
-    }
-
-    async fn delete(
-        &self,
-        kind: &str,
-        name: &str,
-        expected: Option<Revision>,
-    ) -> Result<Option<Object>, StoreError> {
-        let write = Write::Delete {
-            kind: kind.to_owned(),
-            name: name.to_owned(),
-            expected,
-        };
-        self.stage_one(write).await
     }
 
     async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {

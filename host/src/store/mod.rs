@@ -76,6 +76,12 @@ impl TryFrom<Written> for Applied {
     }
 }
 
+/// The state of the one object `write` touches, after it commits alone.
+async fn single<S: Store + ?Sized>(store: &S, write: Write) -> Result<Option<Object>, StoreError> {
+    let mut written = store.commit(vec![write]).await?;
+    Ok(written.pop().and_then(|w| w.object))
+}
+
 /// A store of objects. Every change gets a new store-wide revision that is never reused.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
@@ -93,7 +99,17 @@ pub trait Store: Send + Sync + 'static {
         name: &str,
         status: Value,
         expected_revision: Option<Revision>,
-    ) -> Result<Object, StoreError>;
+    ) -> Result<Object, StoreError> {
+        let write = Write::SetStatus {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            status,
+            expected: expected_revision,
+        };
+        single(self, write)
+            .await?
+            .ok_or_else(|| StoreError::Backend("a status write removed the object".into()))
+    }
 
     /// Replaces the finalizers; a deleting object whose last finalizer goes is removed (`None`).
     async fn set_finalizers(
@@ -102,7 +118,15 @@ pub trait Store: Send + Sync + 'static {
         name: &str,
         finalizers: Vec<String>,
         expected_revision: Option<Revision>,
-    ) -> Result<Option<Object>, StoreError>;
+    ) -> Result<Option<Object>, StoreError> {
+        let write = Write::SetFinalizers {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            finalizers,
+            expected: expected_revision,
+        };
+        single(self, write).await
+    }
 
     /// Removes an object, or marks it deleting while finalizers remain (then returns it).
     async fn delete(
@@ -110,7 +134,14 @@ pub trait Store: Send + Sync + 'static {
         kind: &str,
         name: &str,
         expected_revision: Option<Revision>,
-    ) -> Result<Option<Object>, StoreError>;
+    ) -> Result<Option<Object>, StoreError> {
+        let write = Write::Delete {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            expected: expected_revision,
+        };
+        single(self, write).await
+    }
 
     /// Commits `writes` all or nothing, each decided on the state the ones before it left
     /// (see [`Write`]): one [`Written`] per object touched, in the order first touched.

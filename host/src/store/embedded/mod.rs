@@ -17,7 +17,6 @@ pub use verify::{Finding, Report, verify};
 use crate::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
 use crate::store::{Applied, Listing, Store, StoreError, WatchStream, Write, Written};
 use async_trait::async_trait;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -177,13 +176,6 @@ impl Drop for EmbeddedStore {
     }
 }
 
-fn single(mut states: Vec<Written>) -> Result<Option<Object>, StoreError> {
-    states
-        .pop()
-        .map(|w| w.object)
-        .ok_or_else(|| StoreError::Backend("write answered with no object".into()))
-}
-
 #[async_trait]
 impl Store for EmbeddedStore {
     async fn get(&self, kind: &str, name: &str) -> Result<Option<Object>, StoreError> {
@@ -205,53 +197,6 @@ impl Store for EmbeddedStore {
         }
         let states = self.write(Op::Apply(requests)).await?;
         states.into_iter().map(Applied::try_from).collect()
-    }
-
-    async fn set_status(
-        &self,
-        kind: &str,
-        name: &str,
-        status: Value,
-        expected_revision: Option<Revision>,
-    ) -> Result<Object, StoreError> {
-        let op = Op::Commit(vec![Write::SetStatus {
-            kind: kind.to_owned(),
-            name: name.to_owned(),
-            status,
-            expected: expected_revision,
-        }]);
-        single(self.write(op).await?)?
-            .ok_or_else(|| StoreError::Backend("status write removed the object".into()))
-    }
-
-    async fn set_finalizers(
-        &self,
-        kind: &str,
-        name: &str,
-        finalizers: Vec<String>,
-        expected_revision: Option<Revision>,
-    ) -> Result<Option<Object>, StoreError> {
-        let op = Op::Commit(vec![Write::SetFinalizers {
-            kind: kind.to_owned(),
-            name: name.to_owned(),
-            finalizers,
-            expected: expected_revision,
-        }]);
-        single(self.write(op).await?)
-    }
-
-    async fn delete(
-        &self,
-        kind: &str,
-        name: &str,
-        expected_revision: Option<Revision>,
-    ) -> Result<Option<Object>, StoreError> {
-        let op = Op::Commit(vec![Write::Delete {
-            kind: kind.to_owned(),
-            name: name.to_owned(),
-            expected: expected_revision,
-        }]);
-        single(self.write(op).await?)
     }
 
     async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {

@@ -37,7 +37,6 @@ use crate::store::{
 use async_trait::async_trait;
 use error::{is_compacted, revision};
 use etcd_client::{Client, ConnectOptions, GetOptions, WatchOptions};
-use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -182,15 +181,6 @@ impl EtcdStore {
         }
     }
 
-    /// The state of the one object `write` touches, after it.
-    async fn single(&self, write: Write) -> Result<Option<Object>, StoreError> {
-        self.commit(vec![write])
-            .await?
-            .pop()
-            .map(|w| w.object)
-            .ok_or_else(|| EtcdError::Unexpected("a write answered no object".into()).into())
-    }
-
     /// The revision etcd has compacted up to, learnt from the watch it refuses.
     async fn compacted_at(&self, from: Revision) -> Revision {
         let learn = async {
@@ -292,53 +282,6 @@ impl Store for EtcdStore {
         )
         .await?;
         written.into_iter().map(Applied::try_from).collect()
-    }
-
-    async fn set_status(
-        &self,
-        kind: &str,
-        name: &str,
-        status: Value,
-        expected_revision: Option<Revision>,
-    ) -> Result<Object, StoreError> {
-        self.single(Write::SetStatus {
-            kind: kind.to_owned(),
-            name: name.to_owned(),
-            status,
-            expected: expected_revision,
-        })
-        .await?
-        .ok_or_else(|| EtcdError::Unexpected("a status write removed the object".into()).into())
-    }
-
-    async fn set_finalizers(
-        &self,
-        kind: &str,
-        name: &str,
-        finalizers: Vec<String>,
-        expected_revision: Option<Revision>,
-    ) -> Result<Option<Object>, StoreError> {
-        self.single(Write::SetFinalizers {
-            kind: kind.to_owned(),
-            name: name.to_owned(),
-            finalizers,
-            expected: expected_revision,
-        })
-        .await
-    }
-
-    async fn delete(
-        &self,
-        kind: &str,
-        name: &str,
-        expected_revision: Option<Revision>,
-    ) -> Result<Option<Object>, StoreError> {
-        self.single(Write::Delete {
-            kind: kind.to_owned(),
-            name: name.to_owned(),
-            expected: expected_revision,
-        })
-        .await
     }
 
     async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {
