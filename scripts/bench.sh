@@ -3,10 +3,11 @@
 # writes bench/results/latest.json and docs/performance.md (with its PNG plots).
 #
 # usage: scripts/bench.sh [SCENARIO...] [-- reactor-bench run options]
-#   scenarios: store dispatch reload end-to-end fan-out agent-publish replicas kvscheduler restart languages
+#   scenarios: store dispatch reload rollout end-to-end fan-out agent-publish replicas kvscheduler restart languages
 #              memory hardening watches
 #   (default: all). Rows of scenarios not named are kept from the previous results file.
 #   options, e.g.: --objects 1000 --dispatch-sizes 250,1000,4000 --reloads 100
+#                  --rollout-objects 10000 --rollout-rate 200
 #                  --restart-objects 100000 --store-scale 1.0 --kv-sizes 1000,10000,100000
 #                  --publish-items 50000
 #                  --replica-objects 1000 --replica-counts 1,2,3

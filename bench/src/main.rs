@@ -22,6 +22,7 @@ mod render;
 mod replicas;
 mod report;
 mod restart;
+mod rollout;
 mod scenarios;
 mod server;
 mod store;
@@ -49,7 +50,7 @@ enum Command {
     Run {
         /// The built components (scripts/build-components.sh OUT).
         components: PathBuf,
-        /// Scenarios to run (default: all): store dispatch reload end-to-end fan-out agent-publish
+        /// Scenarios to run (default: all): store dispatch reload rollout end-to-end fan-out agent-publish
         /// replicas kvscheduler restart languages memory hardening watches.
         scenarios: Vec<String>,
         #[command(flatten)]

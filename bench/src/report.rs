@@ -10,6 +10,7 @@ pub const SCENARIOS: &[&str] = &[
     "store",
     "dispatch",
     "reload",
+    "rollout",
     "end-to-end",
     "fan-out",
     "agent-publish",

@@ -3,7 +3,7 @@
 
 use crate::machine::{self, Machine};
 use crate::report::{Line, Report, Scenario, Series, Target};
-use crate::{dispatch, end_to_end, etcd, languages, reload, restart, store};
+use crate::{dispatch, end_to_end, etcd, languages, reload, restart, rollout, store};
 use std::path::Path;
 use std::time::Duration;
 
@@ -19,6 +19,12 @@ pub struct Sizes {
     /// Hot reloads timed.
     #[arg(long, default_value_t = 100)]
     pub reloads: usize,
+    /// Objects a new version rolls out to.
+    #[arg(long, default_value_t = 10_000)]
+    pub rollout_objects: usize,
+    /// The rollout's pace (`serve --rollout-rate`), objects per second.
+    #[arg(long, default_value_t = 200.0)]
+    pub rollout_rate: f64,
     /// Objects in the store for restart and memory.
     #[arg(long, default_value_t = 100_000)]
     pub restart_objects: usize,
@@ -65,6 +71,7 @@ pub async fn run(names: &[String], components: &Path, sizes: &Sizes) -> Report {
             "store" => store_rows(sizes).await,
             "dispatch" => dispatch_rows(components, &cache, sizes).await,
             "reload" => reload_rows(components, sizes).await,
+            "rollout" => rollout_rows(components, sizes).await,
             "end-to-end" => end_to_end_rows(components, &cache, sizes).await,
             "restart" => restart_rows(components, sizes).await,
             "memory" => memory_rows(components).await,
@@ -284,6 +291,43 @@ async fn reload_rows(components: &Path, sizes: &Sizes) -> anyhow::Result<Rows> {
                 ("calls made", Some(r.calls as f64)),
                 (Target::ValueAtMost(0.0), "0"),
                 "a call fails if the runtime or the guest returns an error",
+            ),
+        ],
+        Vec::new(),
+    ))
+}
+
+async fn rollout_rows(components: &Path, sizes: &Sizes) -> anyhow::Result<Rows> {
+    let (n, rate, probes) = (sizes.rollout_objects, sizes.rollout_rate, 100);
+    let r = rollout::measure(components, n, rate, probes).await?;
+    let paced = (n + probes) as f64 / rate;
+    let how = format!(
+        "the real `serve --rollout-rate {rate}` with `versioned` (version-1) reconciling {n} Echo objects (each: status, reconcile status and one Nimbus item in one transaction); version-2 written over the file; time until `components` reports the rollout done, against the time the pace alone takes ({} objects at {rate}/s)",
+        n + probes
+    );
+    Ok((
+        vec![
+            Scenario::measured(
+                "rollout",
+                &format!("{n} objects re-reconciled by a new version (s)"),
+                r.rollout.as_secs_f64(),
+                ("the pace alone (s)", Some(paced)),
+                (Target::ValueAtMost(60.0), "≤ 60 s"),
+                &how,
+            ),
+            Scenario::measured(
+                "rollout",
+                "a fresh object's reconcile during the rollout, p99 (ms)",
+                ms(r.during.p99),
+                ("without a rollout, same run", Some(ms(r.quiet.p99))),
+                (Target::RatioAtMost(2.0), "≤ 2× without"),
+                &format!(
+                    "{} fresh Echo objects applied one at a time, each timed from its apply to its reconcile status (polled every ms), during the rollout; the baseline is {} of them just before it, same server; medians {:.1} ms during, {:.1} ms without",
+                    r.during.samples,
+                    r.quiet.samples,
+                    ms(r.during.median),
+                    ms(r.quiet.median)
+                ),
             ),
         ],
         Vec::new(),

@@ -1,5 +1,6 @@
-//! Echo reactor built twice: as `version-1` and `version-2`, which differ only in the
-//! package name compiled in, so replacing one file by the other changes behaviour.
+//! Echo reactor built three times: as `version-1` and `version-2`, which differ only in the
+//! package name compiled in, so replacing one file by the other changes behaviour; and as
+//! `version-trap`, which traps in every `on-create` / `on-update` (a bad new version).
 
 use reactor_sdk::{Action, Error, Info, Object, Reactor, Target, export_reactor, nimbus, store};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,6 +27,9 @@ impl Reactor for Versioned {
     }
 
     fn on_create(obj: Object) -> Result<Action, Error> {
+        if VERSION == "version-trap" {
+            panic!("{VERSION} traps on {}/{}", obj.kind, obj.name);
+        }
         let calls = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
         let spec: serde_json::Value = obj.spec()?;
         let config: Option<serde_json::Value> = reactor_sdk::config::get()?;

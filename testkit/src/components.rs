@@ -7,7 +7,13 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The crates of `guests/` built together (controller world).
-const CONTROLLER_GUESTS: &[&str] = &["version-1", "version-2", "misbehave", "bad-describe"];
+const CONTROLLER_GUESTS: &[&str] = &[
+    "version-1",
+    "version-2",
+    "version-trap",
+    "misbehave",
+    "bad-describe",
+];
 /// Built on their own (descriptor world).
 const DESCRIPTOR_GUESTS: &[&str] = &["files-descriptor"];
 

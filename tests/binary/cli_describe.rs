@@ -73,7 +73,12 @@ fn describe_shows_children_items_reconcile_state_and_events() {
     let reconcile = section(&text, "Reconcile");
     assert!(reconcile[0].starts_with("REACTOR"), "{text}");
     let row: Vec<&str> = reconcile[1].split_whitespace().collect();
-    assert_eq!(row[..4], ["tenant-rust", "1", "0", "no"], "{text}");
+    assert_eq!(row[..2], ["tenant-rust", "1"], "{text}");
+    assert!(
+        row[2].len() == 12 && row[2].chars().all(|c| c.is_ascii_hexdigit()),
+        "the version that reconciled it: {text}"
+    );
+    assert_eq!(row[3..5], ["0", "no"], "{text}");
     let children = section(&text, "Children");
     assert!(children[0].starts_with("OBJECT"), "{text}");
     let mut names: Vec<&str> = children[1..]

@@ -26,6 +26,7 @@ mod openapi; // etcd matrix
 mod ownership; // etcd matrix
 mod reconcile_commit; // etcd matrix
 mod replicas;
+mod rollout;
 mod status_api; // etcd matrix
 mod wit_versions;
 

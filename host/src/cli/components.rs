@@ -26,6 +26,16 @@ pub async fn run(args: ComponentsArgs, global: &ClientArgs) -> anyhow::Result<()
     Ok(())
 }
 
+/// The rollout cell: `rolled back: <why>`, `rolled N/M`, `canary N/M` or `-`.
+fn rollout(c: &ComponentInfo) -> String {
+    if let Some(why) = &c.rolled_back {
+        return format!("rolled back: {why}");
+    }
+    c.rollout
+        .as_ref()
+        .map_or_else(|| "-".to_owned(), |r| r.cell())
+}
+
 /// Components as a table: `components`, and an agent's `scheduler descriptors`.
 pub fn table(components: &[ComponentInfo]) -> String {
     let header = [
@@ -34,6 +44,7 @@ pub fn table(components: &[ComponentInfo]) -> String {
         "STATE",
         "SERVING",
         "SHA256",
+        "ROLLOUT",
         "CALLS",
         "TRAPS",
         "FILE",
@@ -49,6 +60,7 @@ pub fn table(components: &[ComponentInfo]) -> String {
                 .as_deref()
                 .map(|h| h.chars().take(12).collect())
                 .unwrap_or_else(|| "-".into()),
+            rollout(c),
             c.calls.to_string(),
             c.traps.to_string(),
             c.file.display().to_string(),

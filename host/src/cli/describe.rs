@@ -112,6 +112,7 @@ fn reconcile(out: &mut String, o: &Object) -> anyhow::Result<()> {
         vec![
             reactor.clone(),
             text(entry, "observedGeneration"),
+            text(entry, "version"),
             text(entry, "attempts"),
             if entry.get("permanent") == Some(&Value::Bool(true)) {
                 "yes"
@@ -126,6 +127,7 @@ fn reconcile(out: &mut String, o: &Object) -> anyhow::Result<()> {
     let header = [
         "REACTOR",
         "OBSERVED GENERATION",
+        "VERSION",
         "ATTEMPTS",
         "PERMANENT",
         "NEXT RETRY",

@@ -67,6 +67,20 @@ pub struct ServeArgs {
     /// On etcd: the etcd server's `--max-request-bytes`, checked the same way.
     #[arg(long, default_value_t = 1536 << 10)]
     pub etcd_max_request_bytes: usize,
+    /// When a component's new version starts serving, the objects its reactor watches are
+    /// reconciled again at this many per second, behind fresh events (the config file's
+    /// `rollout.rate` overrides it).
+    #[arg(long, default_value_t = crate::controller::DEFAULT_SLOW_RATE, value_parser = parse_rate)]
+    pub rollout_rate: f64,
+}
+
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!(
+            "{text:?} is not a rate above 0 (objects per second)"
+        )),
+    }
 }
 
 pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()> {
@@ -90,7 +104,11 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
             (fenced, ObjectLocks::sharded(shards), Some(replica))
         }
     };
-    let engine = Engine::with_locks(engine_store, ControllerOptions::default(), locks);
+    let options = ControllerOptions {
+        rollout_rate: args.rollout_rate,
+        ..ControllerOptions::default()
+    };
+    let engine = Engine::with_locks(engine_store, options, locks);
     let mut runtime_config = RuntimeConfig::new(&args.data);
     runtime_config.host = Arc::new(EngineHost::new(engine.context().clone()));
     let runtime = Runtime::new(runtime_config)?;

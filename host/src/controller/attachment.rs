@@ -6,6 +6,7 @@ use super::context::EngineContext;
 use super::key_state::KeyStates;
 use super::options::ControllerOptions;
 use super::reactor::{Reactor, ReactorInfo};
+use super::rollout::Rollout;
 use super::secondary::Secondaries;
 use super::{Reflector, WorkQueue};
 use crate::object::ObjectKey;
@@ -28,6 +29,8 @@ pub struct Attachment {
     /// Agents' reports on the items this reactor's objects published.
     pub relay: ReportRelay,
     pub options: ControllerOptions,
+    /// The rollout of the reactor's last new version.
+    pub rollout: Rollout,
 }
 
 impl Attachment {
@@ -57,6 +60,7 @@ impl Attachment {
             keys: KeyStates::default(),
             relay,
             options,
+            rollout: Rollout::default(),
         }
     }
 
@@ -67,6 +71,11 @@ impl Attachment {
 
     pub fn replace_reactor(&self, reactor: Arc<dyn Reactor>) {
         *self.reactor.write() = reactor;
+    }
+
+    /// The version serving now, as `components` shows it (`None` for native reactors).
+    pub fn version(&self) -> Option<String> {
+        self.reactor().pin().map(|(_, version)| version)
     }
 
     /// Runs one of the reactor's objects again although it did not change (something it

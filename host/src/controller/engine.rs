@@ -1,6 +1,6 @@
 //! The engine of `serve`: attaches a controller for every loaded reactor component, keeps it
-//! across hot reloads (the queue survives; the next call runs the new version), detaches it
-//! when the component goes.
+//! across hot reloads (the queue survives; the next call runs the new version, and a rollout
+//! re-reconciles the objects it watches), detaches it when the component goes.
 
 use super::context::EngineContext;
 use super::locks::ObjectLocks;
@@ -8,10 +8,12 @@ use super::options::ControllerOptions;
 use super::reactor::{Reactor, ReactorInfo};
 use super::reconciler::Reconciler;
 use super::report_router::{self, ReportSink};
+use super::rollout::RolloutPlan;
+use super::runtime_sink::RuntimeSink;
 use super::wasm::WasmReactor;
 use crate::nimbus::{AGENT_KIND, AgentReport, ITEM_KIND, REPORT_KIND};
 use crate::object::ObjectKey;
-use crate::runtime::{ComponentEvent, Runtime, World};
+use crate::runtime::{ComponentEvent, Runtime, World, version_of};
 use crate::store::Store;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -27,6 +29,8 @@ pub struct Engine {
     /// Per-reactor overrides of the options (e.g. concurrency from the config file).
     tuning: Mutex<BTreeMap<String, ControllerOptions>>,
     attached: Mutex<BTreeMap<String, Attached>>,
+    /// The version serving of each controller component seen, to tell a new one.
+    versions: Mutex<BTreeMap<String, String>>,
     /// Hands agents' reports to the controllers; stops with the engine.
     router: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -78,6 +82,7 @@ impl Engine {
             options,
             tuning: Mutex::new(BTreeMap::new()),
             attached: Mutex::new(BTreeMap::new()),
+            versions: Mutex::new(BTreeMap::new()),
             router: Mutex::new(None),
         });
         let reflectors = &engine.context.reflectors;
@@ -175,13 +180,21 @@ impl Engine {
                     Ok(ComponentEvent::Loaded {
                         name,
                         world: World::Controller,
+                        sha256,
                         ..
                     }) => {
                         if let Some(reactor) = WasmReactor::new(runtime.controller(&name)) {
                             engine.attach(Arc::new(reactor));
                         }
+                        let version = version_of(&sha256);
+                        let previous = engine.versions.lock().insert(name.clone(), version.clone());
+                        // A new version, not the first load nor the same code again.
+                        if let Some(previous) = previous.filter(|p| *p != version) {
+                            engine.roll_out(&runtime, &name, version, previous);
+                        }
                     }
                     Ok(ComponentEvent::Unloaded { name }) => {
+                        engine.versions.lock().remove(&name);
                         engine.detach(&name);
                     }
                     Ok(_) => {}
@@ -192,13 +205,46 @@ impl Engine {
         })
     }
 
+    /// Re-reconciles every object `name`'s reactor watches with its new `version`, which
+    /// replaced `previous`, at the pace and with the canary the config file sets.
+    fn roll_out(&self, runtime: &Runtime, name: &str, version: String, previous: String) {
+        let settings = runtime.settings().rollout;
+        // Back to the previous version after a rollback: no canary for that one.
+        let rolled_back = runtime
+            .component(name)
+            .is_some_and(|c| c.rolled_back.is_some());
+        let canary = settings.canary.filter(|_| !rolled_back);
+        let rate = settings.rate.unwrap_or(self.options.rollout_rate);
+        let plan = RolloutPlan {
+            version,
+            previous: Some(previous),
+            canary,
+            sink: Arc::new(RuntimeSink {
+                runtime: runtime.clone(),
+                name: name.to_owned(),
+            }),
+        };
+        if let Some(attached) = self.attached().get(name) {
+            attached.controller.start_rollout(plan, rate);
+        }
+    }
+
     fn sync_with(&self, runtime: &Runtime) {
-        let serving: Vec<String> = runtime
-            .components()
-            .into_iter()
+        let components = runtime.components();
+        let serving: Vec<String> = components
+            .iter()
             .filter(|c| c.world == World::Controller && c.serving)
-            .map(|c| c.name)
+            .map(|c| c.name.clone())
             .collect();
+        let mut versions = self.versions.lock();
+        for component in components.iter().filter(|c| c.world == World::Controller) {
+            if let Some(sha256) = &component.sha256 {
+                versions
+                    .entry(component.name.clone())
+                    .or_insert_with(|| version_of(sha256));
+            }
+        }
+        drop(versions);
         for name in self.attached_names() {
             if !serving.contains(&name) {
                 self.detach(&name);

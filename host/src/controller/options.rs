@@ -1,4 +1,5 @@
-//! How a controller runs: concurrency, backoff, rate cap, lock retry and writes per callback.
+//! How a controller runs: concurrency, backoff, rate cap, lock retry, writes per callback and
+//! the pace of rollouts.
 
 use super::Backoff;
 use std::time::Duration;
@@ -16,6 +17,9 @@ pub struct ControllerOptions {
     pub lock_retry: Duration,
     /// The most writes one callback may hold (they commit in one transaction at its end).
     pub max_writes: usize,
+    /// Re-reconciles per second when a new version rolls out (`serve --rollout-rate`; the
+    /// config file's `rollout.rate` overrides it).
+    pub rollout_rate: f64,
 }
 
 impl Default for ControllerOptions {
@@ -26,6 +30,7 @@ impl Default for ControllerOptions {
             max_rate: 10_000.0,
             lock_retry: Duration::from_millis(20),
             max_writes: 1000,
+            rollout_rate: super::DEFAULT_SLOW_RATE,
         }
     }
 }

@@ -19,16 +19,28 @@ pub enum Ran {
     Conflict(String),
 }
 
-/// The callback succeeded: its writes, the reconcile status and the finalizer change commit
-/// together.
+/// A callback that succeeded: what it decided, what it asked for next, and the version
+/// that ran it.
+pub struct Succeeded<'a> {
+    pub decision: &'a Decision,
+    pub action: Action,
+    pub version: Option<String>,
+}
+
+/// The callback succeeded: its writes, the reconcile status (with the version that ran it)
+/// and the finalizer change commit together.
 pub async fn succeeded(
     run: &Attachment,
     key: &ObjectKey,
-    decision: &Decision,
+    ran: Succeeded<'_>,
     current: Option<Object>,
-    action: Action,
     pending: &Pending,
 ) -> Ran {
+    let Succeeded {
+        decision,
+        action,
+        version,
+    } = ran;
     if matches!(decision, Decision::Delete { .. } | Decision::Release) {
         return deleted(run, key, decision, current, pending).await;
     }
@@ -37,6 +49,7 @@ pub async fn succeeded(
     };
     let entry = ReconcileStatus {
         observed_generation: Some(object.meta.generation),
+        version,
         ..ReconcileStatus::default()
     };
     if let Err(e) = status::write(pending, key.kind(), key.name(), &run.info.name, &entry).await {
@@ -152,6 +165,7 @@ pub async fn retry(run: &Attachment, key: &ObjectKey, message: &str) {
         last_error: Some(message.to_owned()),
         permanent: false,
         next_retry: Some(humantime::format_rfc3339_millis(next).to_string()),
+        version: run.version(),
     };
     tracing::debug!(reactor = %run.info.name, object = %key, attempts, ?delay, error = message, "retrying");
     // The status first: whoever sees the event then finds the error in the status too.
@@ -168,6 +182,7 @@ pub async fn permanent(run: &Attachment, key: &ObjectKey, handled: Option<u64>, 
         last_error: Some(message.clone()),
         permanent: true,
         next_retry: None,
+        version: run.version(),
     };
     write_status(run, key, &entry).await;
     super::event_hooks::permanent(&run.context, &run.info.name, key, &message);

@@ -1,6 +1,8 @@
 //! A work queue of keys, as controller-runtime's: a key is never handed to two workers at
 //! once, changes to a key in flight run it again afterwards, repeated adds coalesce, failures
 //! back off per key, and an overall rate cap keeps a failing reactor from spinning the CPU.
+//! A second, slower lane (a rollout's re-reconciles) is served only when no fresh key waits,
+//! at a pace of its own.
 
 use super::Backoff;
 use parking_lot::Mutex;
@@ -11,6 +13,9 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+/// The default pace of the slow lane: 10k keys in about a minute.
+pub const DEFAULT_SLOW_RATE: f64 = 200.0;
+
 #[derive(Debug, Clone)]
 pub struct QueueOptions {
     /// Names the queue in metrics (`workqueue_depth{queue=…}`).
@@ -20,6 +25,8 @@ pub struct QueueOptions {
     pub max_rate: f64,
     /// How many keys may be handed out at once before the rate cap applies.
     pub burst: f64,
+    /// The most keys of the slow lane handed out per second (see [`WorkQueue::add_slow`]).
+    pub slow_rate: f64,
 }
 
 impl Default for QueueOptions {
@@ -29,6 +36,7 @@ impl Default for QueueOptions {
             backoff: Backoff::default(),
             max_rate: 10_000.0,
             burst: 1_000.0,
+            slow_rate: DEFAULT_SLOW_RATE,
         }
     }
 }
@@ -45,6 +53,14 @@ struct State<K> {
     failures: HashMap<K, u32>,
     tokens: f64,
     refilled: Instant,
+    /// The slow lane: keys waiting behind every fresh one; may hold stale entries (keys
+    /// moved to `ready` by a fresh add, or already handed out).
+    slow: VecDeque<K>,
+    /// The keys of `slow` still waiting there.
+    slow_keys: HashSet<K>,
+    slow_rate: f64,
+    slow_tokens: f64,
+    slow_refilled: Instant,
     shut_down: bool,
 }
 
@@ -81,6 +97,11 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
                 failures: HashMap::new(),
                 tokens: options.burst.max(1.0),
                 refilled: Instant::now(),
+                slow: VecDeque::new(),
+                slow_keys: HashSet::new(),
+                slow_rate: options.slow_rate,
+                slow_tokens: 1.0,
+                slow_refilled: Instant::now(),
                 shut_down: false,
             }),
             wake: Notify::new(),
@@ -98,6 +119,36 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
         let mut state = self.lock();
         state.delayed.remove(&key);
         self.enqueue(&mut state, key);
+    }
+
+    /// Queues `key` in the slow lane, unless it is queued already: it is handed out only when
+    /// no other key is ready, at most `slow_rate` per second. A fresh [`WorkQueue::add`] of it
+    /// meanwhile moves it to the front lane.
+    pub fn add_slow(&self, key: K) {
+        let mut state = self.lock();
+        if state.dirty.contains(&key) {
+            return;
+        }
+        // A run due later (a requeue) is replaced by this one.
+        state.delayed.remove(&key);
+        state.dirty.insert(key.clone());
+        if !state.processing.contains(&key) {
+            state.slow_keys.insert(key.clone());
+            state.slow.push_back(key);
+            drop(state);
+            self.wake.notify_one();
+        }
+    }
+
+    /// Changes the pace of the slow lane.
+    pub fn set_slow_rate(&self, rate: f64) {
+        self.lock().slow_rate = rate;
+        self.wake.notify_waiters();
+    }
+
+    /// Keys waiting in the slow lane.
+    pub fn slow_len(&self) -> usize {
+        self.lock().slow_keys.len()
     }
 
     /// Queues `key` after `delay`, unless it is queued or due sooner already.
@@ -201,8 +252,9 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
         }
         let now = Instant::now();
         self.release_due(&mut state, now);
-        if state.ready.is_empty() {
-            return Next::WaitUntil(state.timers.peek().map(|Reverse((at, _, _))| *at));
+        let timer = state.timers.peek().map(|Reverse((at, _, _))| *at);
+        if state.ready.is_empty() && state.slow_keys.is_empty() {
+            return Next::WaitUntil(timer);
         }
         let elapsed = now.saturating_duration_since(state.refilled).as_secs_f64();
         state.tokens =
@@ -214,14 +266,41 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
             );
             return Next::WaitUntil(Some(now + wait));
         }
-        let Some(key) = state.ready.pop_front() else {
-            return Next::WaitUntil(None);
+        let key = match state.ready.pop_front() {
+            Some(key) => key,
+            None => match self.pop_slow(&mut state, now) {
+                Ok(key) => key,
+                Err(at) => return Next::WaitUntil(earliest(timer, at)),
+            },
         };
         state.tokens -= 1.0;
         state.dirty.remove(&key);
         state.processing.insert(key.clone());
         self.record_depth(&state);
         Next::Key(key)
+    }
+
+    /// The next key of the slow lane if its pace allows; else when it will.
+    fn pop_slow(&self, state: &mut State<K>, now: Instant) -> Result<K, Option<Instant>> {
+        let rate = state.slow_rate.max(f64::MIN_POSITIVE);
+        // A twentieth of a second's worth may go at once: a late worker catches up a little.
+        let burst = (rate / 20.0).max(1.0);
+        let elapsed = now
+            .saturating_duration_since(state.slow_refilled)
+            .as_secs_f64();
+        state.slow_tokens = (state.slow_tokens + elapsed * rate).min(burst);
+        state.slow_refilled = now;
+        if state.slow_tokens < 1.0 {
+            let wait = Duration::from_secs_f64((1.0 - state.slow_tokens) / rate);
+            return Err(Some(now + wait));
+        }
+        while let Some(key) = state.slow.pop_front() {
+            if state.slow_keys.remove(&key) {
+                state.slow_tokens -= 1.0;
+                return Ok(key);
+            }
+        }
+        Err(None)
     }
 
     fn release_due(&self, state: &mut State<K>, now: Instant) {
@@ -241,6 +320,13 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
     }
 
     fn enqueue(&self, state: &mut State<K>, key: K) {
+        if state.slow_keys.remove(&key) {
+            // Waiting in the slow lane: a fresh change runs it in the front lane.
+            state.ready.push_back(key);
+            self.record_depth(state);
+            self.wake.notify_one();
+            return;
+        }
         if !state.dirty.insert(key.clone()) {
             return;
         }
@@ -252,8 +338,17 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
     }
 
     fn record_depth(&self, state: &State<K>) {
+        metrics::gauge!("workqueue_slow_depth", "queue" => self.options.name.clone())
+            .set(state.slow_keys.len() as f64);
         metrics::gauge!("workqueue_depth", "queue" => self.options.name.clone())
             .set(state.ready.len() as f64);
+    }
+}
+
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -407,5 +502,57 @@ mod tests {
         tokio::task::yield_now().await;
         q.shut_down();
         assert_eq!(worker.await.expect("joined"), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_slow_lane_is_paced_and_waits_behind_fresh_keys() {
+        let q: WorkQueue<u32> = WorkQueue::new(QueueOptions {
+            slow_rate: 100.0,
+            ..QueueOptions::default()
+        });
+        for k in 0..5 {
+            q.add_slow(k);
+        }
+        q.add(100);
+        q.add(3); // a fresh change of a slow key moves it to the front lane
+        let start = Instant::now();
+        let mut order = Vec::new();
+        let mut times = Vec::new();
+        for _ in 0..6 {
+            let k = q.next().await.expect("key");
+            order.push(k);
+            times.push((Instant::now() - start).as_millis());
+            q.done(&k);
+        }
+        assert_eq!(order, vec![100, 3, 0, 1, 2, 4], "fresh keys first");
+        assert_eq!(
+            times,
+            vec![0, 0, 0, 10, 20, 30],
+            "slow keys 10 ms apart (100/s)"
+        );
+        assert_eq!(q.slow_len(), 0);
+        q.add_slow(7);
+        q.add_slow(7);
+        assert_eq!(q.slow_len(), 1, "repeated adds coalesce");
+        q.add(7);
+        assert_eq!(q.slow_len(), 0);
+        assert_eq!(q.len(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_fresh_key_added_mid_rollout_goes_before_the_waiting_slow_ones() {
+        let q: WorkQueue<u32> = WorkQueue::new(QueueOptions {
+            slow_rate: 10.0,
+            ..QueueOptions::default()
+        });
+        for k in 0..100 {
+            q.add_slow(k);
+        }
+        let first = q.next().await.expect("key");
+        q.done(&first);
+        q.add(1000);
+        let start = Instant::now();
+        assert_eq!(q.next().await, Some(1000));
+        assert_eq!(Instant::now(), start, "not held behind the rollout's pace");
     }
 }

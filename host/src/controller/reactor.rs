@@ -50,6 +50,12 @@ pub type Reaction = Result<Action, Failure>;
 pub trait Reactor: Send + Sync + 'static {
     fn info(&self) -> ReactorInfo;
 
+    /// The version serving now, as `components` shows it, with a reactor whose every call
+    /// runs on that version; `None` for a reactor without versions (native Rust).
+    fn pin(&self) -> Option<(std::sync::Arc<dyn Reactor>, String)> {
+        None
+    }
+
     /// Admission: `Err(message)` refuses an apply, and the user sees the message.
     async fn validate(&self, object: &Object) -> Result<(), String>;
 

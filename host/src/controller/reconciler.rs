@@ -7,6 +7,8 @@ use super::collector;
 use super::context::EngineContext;
 use super::options::ControllerOptions;
 use super::reactor::{Reactor, ReactorInfo};
+use super::rollout::RolloutPlan;
+use super::rollout_steps;
 use super::trigger::Trigger;
 use super::watches;
 use super::worker;
@@ -26,6 +28,8 @@ const REPORT_WORKERS: usize = 2;
 pub struct Reconciler {
     run: Arc<Attachment>,
     tasks: Vec<JoinHandle<()>>,
+    /// Queues the objects of the rollout started last.
+    rollout: parking_lot::Mutex<Option<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Reconciler {
@@ -41,6 +45,9 @@ impl Drop for Reconciler {
         self.run.queue.shut_down();
         self.run.relay.shut_down();
         for task in &self.tasks {
+            task.abort();
+        }
+        if let Some(task) = self.rollout.lock().take() {
             task.abort();
         }
     }
@@ -63,6 +70,7 @@ impl Reconciler {
             backoff: options.backoff,
             max_rate: options.max_rate,
             burst: options.max_rate.max(1.0),
+            slow_rate: options.rollout_rate,
         };
         let queue = WorkQueue::new(queue_options(info.name.clone()));
         let relay = ReportRelay::new(
@@ -100,7 +108,21 @@ impl Reconciler {
         if let Some(gained) = run.context.locks.gained() {
             tasks.push(tokio::spawn(regain(run.clone(), gained)));
         }
-        Self { run, tasks }
+        Self {
+            run,
+            tasks,
+            rollout: parking_lot::Mutex::new(None),
+        }
+    }
+
+    /// Rolls `plan.version` out: every object of the reactor's kinds runs again, behind fresh
+    /// events, at `rate` per second. Replaces a rollout in progress.
+    pub fn start_rollout(&self, plan: RolloutPlan, rate: f64) {
+        self.run.queue.set_slow_rate(rate);
+        let task = tokio::spawn(rollout_steps::start(self.run.clone(), plan));
+        if let Some(previous) = self.rollout.lock().replace(task) {
+            previous.abort();
+        }
     }
 
     pub fn info(&self) -> &ReactorInfo {

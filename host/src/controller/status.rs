@@ -1,6 +1,7 @@
 //! The host-owned part of an object's status, `status.reconcile.<reactor>`: observed
-//! generation, attempts, last error, next retry. Written with compare-and-swap, so it never
-//! overwrites a concurrent change; the reactor's own status keys are kept beside it.
+//! generation, attempts, last error, next retry, the component version that ran. Written
+//! with compare-and-swap, so it never overwrites a concurrent change; the reactor's own
+//! status keys are kept beside it.
 
 use crate::object::Object;
 pub use crate::store::update_status;
@@ -30,6 +31,10 @@ pub struct ReconcileStatus {
     pub permanent: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_retry: Option<String>,
+    /// The component version that ran this reconcile, as `components` shows it (the first
+    /// 12 hex digits of its sha256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// What `object`'s status records of `reactor`'s reconciles.

@@ -65,6 +65,15 @@ impl Reactor for WasmReactor {
         self.info.clone()
     }
 
+    fn pin(&self) -> Option<(std::sync::Arc<dyn Reactor>, String)> {
+        let (handle, version) = self.handle.pin()?;
+        let pinned = WasmReactor {
+            handle,
+            info: self.info.clone(),
+        };
+        Some((std::sync::Arc::new(pinned), version))
+    }
+
     async fn validate(&self, object: &Object) -> Result<(), String> {
         match self.handle.validate(&to_guest(object)).await {
             Ok(verdict) => verdict,

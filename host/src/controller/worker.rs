@@ -9,6 +9,7 @@ use super::key_state::RunStart;
 use super::outcome::{self, Ran};
 use super::pending::Pending;
 use super::reactor::{Action, Failure, Reaction};
+use super::rollout_steps;
 use crate::object::{Object, ObjectKey};
 use std::sync::Arc;
 
@@ -28,6 +29,7 @@ async fn process(run: &Attachment, key: &ObjectKey) {
     if !run.context.locks.owns(key) {
         // Another replica's object: it runs there. Gaining the shard re-enqueues it.
         run.queue.forget(key);
+        rollout_steps::after_run(run, key, None, false);
         return;
     }
     let Some(_guard) = run.context.locks.try_lock(key) else {
@@ -38,6 +40,7 @@ async fn process(run: &Attachment, key: &ObjectKey) {
         return;
     };
     let mut current = reflector.get(key.name());
+    rollout_steps::before_run(run, key, current.as_ref());
     let start = run
         .keys
         .start_run(key, current.as_ref(), run.info.name.as_str());
@@ -102,7 +105,11 @@ async fn attempt_run(
         finalizer_pending,
     );
     let started = std::time::Instant::now();
-    let reactor = run.reactor();
+    // The version that runs this callback, whatever is swapped in meanwhile: its status says so.
+    let (reactor, version) = match run.reactor().pin() {
+        Some((pinned, version)) => (pinned, Some(version)),
+        None => (run.reactor(), None),
+    };
     let reaction = {
         let _open = run.context.callbacks.open(name, key, pending.clone());
         match &decision {
@@ -112,7 +119,11 @@ async fn attempt_run(
                     run.keys.forget_gone(key);
                 }
                 // A finalizer put back, if a user removed it.
-                return outcome::commit_alone(run, key, &pending).await;
+                let ran = outcome::commit_alone(run, key, &pending).await;
+                if matches!(ran, Ran::Done) {
+                    rollout_steps::after_run(run, key, None, false);
+                }
+                return ran;
             }
             Decision::Create => match &current {
                 Some(object) => reactor.on_create(object).await,
@@ -134,9 +145,21 @@ async fn attempt_run(
         Err(Failure::Retry(_) | Failure::Crashed(_)) => "error",
         Err(Failure::Permanent(_)) => "permanent",
     };
-    let ran = finish(run, key, start, decision, current, reaction, &pending).await;
+    let ran = finish(
+        run,
+        key,
+        start,
+        decision,
+        current,
+        reaction,
+        &pending,
+        version.clone(),
+    )
+    .await;
     // A run whose commit lost a race left nothing: the one that runs again counts instead.
     if matches!(ran, Ran::Done) {
+        let failed = result == "error" || result == "permanent";
+        rollout_steps::after_run(run, key, version.as_deref(), failed);
         metrics::counter!("reconcile_total", "component" => name.to_owned(), "result" => result)
             .increment(1);
         if result == "error" || result == "permanent" {
@@ -147,7 +170,8 @@ async fn attempt_run(
     ran
 }
 
-/// Hands a callback's result to the outcome rules, which commit its writes.
+/// Hands a callback's result, from `version`, to the outcome rules, which commit its writes.
+#[allow(clippy::too_many_arguments)]
 async fn finish(
     run: &Attachment,
     key: &ObjectKey,
@@ -156,10 +180,16 @@ async fn finish(
     current: Option<Object>,
     reaction: Reaction,
     pending: &Pending,
+    version: Option<String>,
 ) -> Ran {
     let failure = match reaction {
         Ok(action) => {
-            return outcome::succeeded(run, key, &decision, current, action, pending).await;
+            let ran = outcome::Succeeded {
+                decision: &decision,
+                action,
+                version,
+            };
+            return outcome::succeeded(run, key, ran, current, pending).await;
         }
         Err(failure) => failure,
     };

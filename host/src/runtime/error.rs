@@ -92,6 +92,14 @@ pub enum RuntimeError {
         /// The notify or I/O error.
         message: String,
     },
+    /// A rollback could not be made.
+    #[error("cannot roll {name} back: {message}")]
+    RollBack {
+        /// The component.
+        name: String,
+        /// Why.
+        message: String,
+    },
     /// A component name that cannot be a file name.
     #[error("invalid component name {0:?}: use letters, digits, '-' and '_'")]
     InvalidName(String),

@@ -8,6 +8,7 @@ use super::host::ObjectRef;
 use super::instance::{CallFuture, Exports};
 use super::legacy::recast;
 use super::registry::Serving;
+use super::rollout_info::version_of;
 use super::state::HostState;
 use super::{CallError, Inner, World};
 use std::sync::Arc;
@@ -43,6 +44,8 @@ fn primary(obj: &Object) -> Option<ObjectRef> {
 pub struct ControllerHandle {
     pub(crate) inner: Arc<Inner>,
     pub(crate) name: String,
+    /// Set by [`ControllerHandle::pin`]: every call runs on this version.
+    pub(crate) pinned: Option<Arc<Serving>>,
 }
 
 impl std::fmt::Debug for ControllerHandle {
@@ -57,7 +60,7 @@ macro_rules! reactor_call {
     ($self:ident, $primary:expr, [$($arg:ident),*], |$guest:ident, $store:ident| $body:expr) => {{
         // The call future must own its arguments (it may outlive this frame's borrows).
         $(let $arg = $arg.to_owned();)*
-        let serving = serving(&$self.inner, &$self.name, World::Controller)?;
+        let serving = $self.resolve()?;
         serving
             .loaded
             .call(
@@ -88,9 +91,30 @@ impl ControllerHandle {
         &self.name
     }
 
+    /// The pinned version, or else the one in service now.
+    fn resolve(&self) -> Result<Arc<Serving>, CallError> {
+        match &self.pinned {
+            Some(serving) => Ok(serving.clone()),
+            None => serving(&self.inner, &self.name, World::Controller),
+        }
+    }
+
+    /// A handle whose calls all run on the version in service now, with that version as
+    /// `components` shows it ([`version_of`]); `None` if none serves.
+    pub fn pin(&self) -> Option<(ControllerHandle, String)> {
+        let serving = self.resolve().ok()?;
+        let version = version_of(&serving.loaded.sha256);
+        let handle = ControllerHandle {
+            inner: self.inner.clone(),
+            name: self.name.clone(),
+            pinned: Some(serving),
+        };
+        Some((handle, version))
+    }
+
     /// What the version in service said of itself when it was loaded (not a call).
     pub fn info(&self) -> Result<ReactorDescription, CallError> {
-        match &serving(&self.inner, &self.name, World::Controller)?.described {
+        match &self.resolve()?.described {
             Described::Controller(info) => Ok(info.clone()),
             Described::Descriptor(_) => Err(CallError::WrongWorld {
                 name: self.name.clone(),

@@ -164,7 +164,13 @@ impl Inner {
                 let described = serving.described.clone();
                 let sha256 = serving.loaded.sha256.clone();
                 let source = serving.source.as_str();
-                slot.current.store(Some(Arc::new(serving)));
+                let replaced = slot.current.swap(Some(Arc::new(serving)));
+                if let Some(old) = replaced.filter(|old| old.loaded.sha256 != sha256) {
+                    // Kept for a rollback; a new version clears the last one's.
+                    slot.previous.store(Some(old));
+                    *slot.rejected.lock() = None;
+                    *slot.rolled_back.lock() = None;
+                }
                 slot.set_error(None);
                 metrics::counter!("reactor_component_loads_total", "component" => name.clone())
                     .increment(1);
@@ -221,6 +227,10 @@ impl Inner {
             && current.loaded.spec.effective == effective
             && current.loaded.file == path
         {
+            return Ok(None);
+        }
+        if !force && slot.rejected.lock().as_deref() == Some(sha256.as_str()) {
+            // Rolled back: the file's version stays out until another file arrives.
             return Ok(None);
         }
         if is_core_module(&bytes) {

@@ -90,6 +90,8 @@ mod log_limit;
 pub mod log_ring;
 mod nimbus;
 mod registry;
+mod rollout;
+mod rollout_info;
 pub mod settings;
 mod state;
 mod stdio;
@@ -108,7 +110,10 @@ pub use error::{CallError, RuntimeError};
 pub use handle::{ControllerHandle, DescriptorHandle, Reaction};
 pub use host::{Caller, ControllerHost, Detached, InCallback, ObjectRef};
 pub use registry::{ComponentInfo, ComponentState};
-pub use settings::{Access, ComponentSettings, DirGrant, Grants, Limits, Merge, RuntimeSettings};
+pub use rollout_info::{RolloutInfo, RolloutPhase, version_of};
+pub use settings::{
+    Access, ComponentSettings, DirGrant, Grants, Limits, Merge, RolloutSettings, RuntimeSettings,
+};
 pub use world::World;
 
 use parking_lot::{Mutex, RwLock};
@@ -348,6 +353,7 @@ impl Runtime {
         ControllerHandle {
             inner: self.inner.clone(),
             name: name.to_owned(),
+            pinned: None,
         }
     }
 

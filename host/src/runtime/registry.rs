@@ -3,6 +3,7 @@
 
 use super::described::Described;
 use super::instance::{Counters, Loaded};
+use super::rollout_info::RolloutInfo;
 use super::world::World;
 use arc_swap::ArcSwapOption;
 use parking_lot::Mutex;
@@ -52,6 +53,12 @@ pub struct ComponentInfo {
     pub traps: u64,
     /// What the serving version said of itself.
     pub described: Option<Described>,
+    /// The rollout of the last new version: how many watched objects it reconciled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutInfo>,
+    /// Why the last version was rolled back (`<version>: <reason>`), until another arrives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolled_back: Option<String>,
 }
 
 /// The files of the components folders not loaded because of their names: shown in the
@@ -94,6 +101,8 @@ impl Ignored {
                 calls: 0,
                 traps: 0,
                 described: None,
+                rollout: None,
+                rolled_back: None,
             })
             .collect()
     }
@@ -105,6 +114,12 @@ pub(crate) struct Slot {
     pub(crate) world: World,
     pub(crate) file: Mutex<PathBuf>,
     pub(crate) current: ArcSwapOption<Serving>,
+    /// The version `current` replaced, kept loaded for a rollback.
+    pub(crate) previous: ArcSwapOption<Serving>,
+    /// The sha256 of a version rolled back: its file does not serve again.
+    pub(crate) rejected: Mutex<Option<String>>,
+    pub(crate) rolled_back: Mutex<Option<String>>,
+    pub(crate) rollout: Mutex<Option<RolloutInfo>>,
     pub(crate) error: Mutex<Option<String>>,
     pub(crate) counters: Arc<Counters>,
     /// Serializes loads of this component.
@@ -126,6 +141,10 @@ impl Slot {
             world,
             file: Mutex::new(file),
             current: ArcSwapOption::empty(),
+            previous: ArcSwapOption::empty(),
+            rejected: Mutex::new(None),
+            rolled_back: Mutex::new(None),
+            rollout: Mutex::new(None),
             error: Mutex::new(None),
             counters: Arc::new(Counters::default()),
             loading: tokio::sync::Mutex::new(()),
@@ -164,6 +183,8 @@ impl Slot {
             calls: self.counters.calls.load(Ordering::Relaxed),
             traps: self.counters.traps.load(Ordering::Relaxed),
             described: current.as_ref().map(|s| s.described.clone()),
+            rollout: self.rollout.lock().clone(),
+            rolled_back: self.rolled_back.lock().clone(),
         }
     }
 }

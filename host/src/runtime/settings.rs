@@ -14,6 +14,9 @@
 //!     grants:
 //!       dirs:
 //!         - {host: /var/lib/policy, guest: /data, mode: ro}
+//! rollout:                # how a component's new version reaches existing objects
+//!   rate: 200             # re-reconciles per second (default: serve --rollout-rate)
+//!   canary: 0.1           # reconcile this fraction first; roll back if it does worse
 //! ```
 //!
 //! Unknown fields are an error.
@@ -33,6 +36,40 @@ pub struct RuntimeSettings {
     /// Entries by component name.
     #[serde(default)]
     pub components: BTreeMap<String, ComponentSettings>,
+    /// How a new version of a component re-reconciles the objects its reactor watches.
+    #[serde(default)]
+    pub rollout: RolloutSettings,
+}
+
+/// The `rollout` section: its pace and an optional canary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RolloutSettings {
+    /// Re-reconciles per second (none: `serve --rollout-rate`, 200 by default).
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// The fraction of the objects (above 0, at most 1) reconciled first; if the new
+    /// version's error rate over them is above the previous version's, it is rolled back.
+    #[serde(default)]
+    pub canary: Option<f64>,
+}
+
+impl RolloutSettings {
+    fn check(&self) -> Result<(), String> {
+        if let Some(rate) = self.rate
+            && !(rate.is_finite() && rate > 0.0)
+        {
+            return Err(format!("rollout.rate: must be above 0, got {rate}"));
+        }
+        if let Some(canary) = self.canary
+            && !(canary > 0.0 && canary <= 1.0)
+        {
+            return Err(format!(
+                "rollout.canary: must be above 0 and at most 1, got {canary}"
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// One component's entry.
@@ -138,10 +175,13 @@ pub struct Effective {
 impl RuntimeSettings {
     /// Parses a config file's text; unknown fields are an error.
     pub fn from_yaml(path: &Path, text: &str) -> Result<Self, RuntimeError> {
-        serde_yaml_ng::from_str(text).map_err(|e| RuntimeError::Config {
+        let error = |message: String| RuntimeError::Config {
             path: path.to_owned(),
-            message: e.to_string(),
-        })
+            message,
+        };
+        let settings: Self = serde_yaml_ng::from_str(text).map_err(|e| error(e.to_string()))?;
+        settings.rollout.check().map_err(error)?;
+        Ok(settings)
     }
 
     /// Reads and parses a config file.
@@ -200,6 +240,7 @@ impl RuntimeSettings {
             }
         }
         self.defaults = newer.defaults;
+        self.rollout = newer.rollout;
         merge.defaults_changed = defaults_changed;
         merge
     }
@@ -255,6 +296,24 @@ mod tests {
         assert!(err.to_string().contains("revison"), "{err}");
         assert!(parse("component: {}\n").is_err());
         assert!(parse("components:\n  a:\n    limits: {memory: 1}\n").is_err());
+        assert!(parse("rollout: {rat: 1}\n").is_err());
+    }
+
+    #[test]
+    fn the_rollout_section_is_checked() {
+        let settings = parse("rollout: {rate: 50, canary: 0.25}\n").expect("valid");
+        assert_eq!(settings.rollout.rate, Some(50.0));
+        assert_eq!(settings.rollout.canary, Some(0.25));
+        assert_eq!(
+            parse("{}").expect("valid").rollout,
+            RolloutSettings::default()
+        );
+        let err = parse("rollout: {canary: 1.5}\n").expect_err("out of range");
+        assert_eq!(
+            err.to_string(),
+            "config test.yaml: rollout.canary: must be above 0 and at most 1, got 1.5"
+        );
+        assert!(parse("rollout: {rate: 0}\n").is_err());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! `cargo test -p reactor-host --test inproc -- MODULE::`. The fixtures are in `reactor-testkit`.
 
 mod controller_engine;
+mod controller_rollout;
 mod descriptors_wasm;
 mod kvscheduler_wasm;
 mod ligato;

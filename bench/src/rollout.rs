@@ -1,0 +1,145 @@
+//! Rollout: the real `serve` with `versioned` (version-1) reconciling N Echo objects; then
+//! version-2 is written over the file, and the time until `components` reports the rollout
+//! done is measured. Meanwhile fresh objects are created one at a time and the latency from
+//! their apply to their reconcile status is taken; the same is done before the swap, with no
+//! rollout, as the same-run baseline.
+
+use crate::server::Server;
+use reactor_host::api::Client;
+use reactor_host::object::ApplyRequest;
+use reactor_host::runtime::RolloutPhase;
+use reactor_host::runtime::bench::Figures;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy)]
+pub struct RolloutFigures {
+    /// From the new file written to the rollout done.
+    pub rollout: Duration,
+    /// A fresh object's apply → reconcile status, with no rollout running.
+    pub quiet: Figures,
+    /// The same, during the rollout.
+    pub during: Figures,
+}
+
+fn echo(name: &str) -> ApplyRequest {
+    ApplyRequest {
+        kind: "Echo".into(),
+        name: name.into(),
+        labels: Default::default(),
+        spec: serde_json::json!({"n": name}),
+        expected_revision: None,
+        owner: None,
+    }
+}
+
+/// Applies `name` and waits until its reconcile status is written.
+async fn fresh_latency(client: &Client, name: &str) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    client.apply(vec![echo(name)]).await?;
+    loop {
+        let object = client.get("Echo", name).await?;
+        if object.status.pointer("/reconcile/versioned").is_some() {
+            return Ok(started.elapsed());
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            anyhow::bail!("{name} not reconciled within 60 s");
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+/// Waits until every Echo's status names `version`.
+async fn all_on(client: &Client, n: usize, version: &str) -> anyhow::Result<()> {
+    let started = Instant::now();
+    loop {
+        let listing = client.list("Echo", None).await?;
+        let done = listing
+            .items
+            .iter()
+            .filter(|o| o.status.get("version").and_then(|v| v.as_str()) == Some(version))
+            .count();
+        if done >= n {
+            return Ok(());
+        }
+        if started.elapsed() > Duration::from_secs(600) {
+            anyhow::bail!("{done} of {n} objects on {version} after 600 s");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// `objects` objects, rolled at `rate` per second; `probes` fresh objects timed each way.
+pub async fn measure(
+    components: &Path,
+    objects: usize,
+    rate: f64,
+    probes: usize,
+) -> anyhow::Result<RolloutFigures> {
+    let dir = tempfile::tempdir()?;
+    let folder = dir.path().join("components");
+    std::fs::create_dir_all(&folder)?;
+    let file = folder.join("versioned.wasm");
+    std::fs::copy(components.join("version-1.wasm"), &file)?;
+    let rate_arg = rate.to_string();
+    let server = Server::start_with(
+        &dir.path().join("data"),
+        &folder,
+        &["--rollout-rate", &rate_arg],
+    )?;
+    server.wait_components(1).await?;
+    let client = Client::new(server.base(), Some(server.token().to_owned()));
+    let names: Vec<String> = (0..objects).map(|i| format!("e{i:05}")).collect();
+    for batch in names.chunks(100) {
+        client
+            .apply(batch.iter().map(|n| echo(n)).collect())
+            .await?;
+    }
+    all_on(&client, objects, "version-1").await?;
+
+    let mut quiet = Vec::with_capacity(probes);
+    for i in 0..probes {
+        quiet.push(fresh_latency(&client, &format!("quiet-{i}")).await?);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let tmp = folder.join(".versioned.wasm.tmp");
+    std::fs::copy(components.join("version-2.wasm"), &tmp)?;
+    std::fs::rename(&tmp, &file)?;
+    let swapped = Instant::now();
+    // The rollout covers the objects there when it starts: the quiet probes too.
+    let mut during = Vec::with_capacity(probes);
+    let mut rollout = None;
+    let mut i = 0;
+    while rollout.is_none() {
+        if i < probes {
+            during.push(fresh_latency(&client, &format!("during-{i}")).await?);
+            i += 1;
+        }
+        let component = client
+            .components()
+            .await?
+            .into_iter()
+            .find(|c| c.name == "versioned");
+        if let Some(r) = component.and_then(|c| c.rollout)
+            && r.phase == RolloutPhase::Done
+        {
+            rollout = Some(swapped.elapsed());
+        }
+        if swapped.elapsed() > Duration::from_secs(900) {
+            anyhow::bail!("the rollout did not finish within 900 s");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    if during.len() < probes {
+        anyhow::bail!(
+            "the rollout finished before {probes} fresh objects were timed ({})",
+            during.len()
+        );
+    }
+    Ok(RolloutFigures {
+        rollout: rollout.unwrap_or_default(),
+        quiet: Figures::of(quiet),
+        during: Figures::of(during),
+    })
+}

@@ -1,0 +1,180 @@
+//! A rollout's pace with controlled time, on the testkit's in-memory store (the embedded
+//! store commits on a thread of its own, which paused time cannot wait for): the objects are
+//! run again by the new version at the rate asked, each records that version in its status,
+//! and a fresh object created mid-rollout is not held behind it.
+
+use async_trait::async_trait;
+use reactor_host::controller::{
+    Action, ControllerOptions, EngineContext, ObjectLocks, Reaction, Reactor, ReactorInfo,
+    Reconciler, RolloutPlan, RolloutSink, status,
+};
+use reactor_host::object::{ApplyRequest, Object};
+use reactor_host::runtime::{RolloutInfo, RolloutPhase};
+use reactor_host::store::Store;
+use reactor_testkit::{MemStore, eventually_async};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// When which object was run by which version.
+type Runs = Arc<Mutex<Vec<(Instant, String, &'static str)>>>;
+
+/// A reactor at one version: records when it ran which object.
+struct Versioned {
+    version: &'static str,
+    runs: Runs,
+}
+
+impl Versioned {
+    fn new(version: &'static str, runs: &Runs) -> Arc<Self> {
+        Arc::new(Self {
+            version,
+            runs: runs.clone(),
+        })
+    }
+
+    fn run(&self, object: &Object) -> Reaction {
+        let mut runs = self.runs.lock().expect("lock");
+        runs.push((Instant::now(), object.name.clone(), self.version));
+        Ok(Action::Done)
+    }
+}
+
+#[async_trait]
+impl Reactor for Versioned {
+    fn info(&self) -> ReactorInfo {
+        ReactorInfo {
+            name: "versioned".into(),
+            kinds: vec!["Thing".into()],
+            resync: None,
+            handles_delete: false,
+            watches: Vec::new(),
+        }
+    }
+    fn pin(&self) -> Option<(Arc<dyn Reactor>, String)> {
+        let me = Versioned {
+            version: self.version,
+            runs: self.runs.clone(),
+        };
+        Some((Arc::new(me), self.version.to_owned()))
+    }
+    async fn validate(&self, _: &Object) -> Result<(), String> {
+        Ok(())
+    }
+    async fn on_create(&self, o: &Object) -> Reaction {
+        self.run(o)
+    }
+    async fn on_update(&self, _: &Object, new: &Object) -> Reaction {
+        self.run(new)
+    }
+    async fn on_delete(&self, _: &Object) -> Reaction {
+        Ok(Action::Done)
+    }
+}
+
+#[derive(Default)]
+struct Progress(Mutex<Vec<RolloutInfo>>);
+
+impl RolloutSink for Progress {
+    fn progress(&self, info: RolloutInfo) {
+        self.0.lock().expect("lock").push(info);
+    }
+    fn roll_back(&self, _: &str, _: String) {}
+}
+
+fn thing(name: &str) -> ApplyRequest {
+    ApplyRequest {
+        kind: "Thing".into(),
+        name: name.into(),
+        labels: Default::default(),
+        spec: serde_json::json!({}),
+        expected_revision: None,
+        owner: None,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rollout_runs_every_object_at_its_pace_and_fresh_objects_go_first() {
+    let store: Arc<dyn Store> = Arc::new(MemStore::default());
+    let n = 100;
+    let requests = (0..n).map(|i| thing(&format!("t{i:03}"))).collect();
+    store.apply(requests).await.expect("apply");
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let context = EngineContext::new(store.clone(), ObjectLocks::default());
+    let controller = Reconciler::start(
+        Versioned::new("v1", &runs),
+        context,
+        ControllerOptions::default(),
+    );
+    let count = |version: &str| {
+        runs.lock()
+            .expect("lock")
+            .iter()
+            .filter(|r| r.2 == version)
+            .count()
+    };
+    eventually_async("v1 created every object", Duration::from_secs(20), || {
+        count("v1") == n
+    })
+    .await;
+
+    controller.replace_reactor(Versioned::new("v2", &runs));
+    let progress = Arc::new(Progress::default());
+    let started = Instant::now();
+    controller.start_rollout(
+        RolloutPlan {
+            version: "v2".into(),
+            previous: Some("v1".into()),
+            canary: None,
+            sink: progress.clone(),
+        },
+        20.0,
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let rolled = count("v2");
+    assert!(
+        (30..=50).contains(&rolled),
+        "20 a second: about 40 after 2 s, not {rolled}"
+    );
+    let fresh_at = Instant::now();
+    store.apply(vec![thing("fresh")]).await.expect("apply");
+    eventually_async("v2 ran every object", Duration::from_secs(20), || {
+        count("v2") == n + 1
+    })
+    .await;
+    let runs = runs.lock().expect("lock").clone();
+    let fresh = runs
+        .iter()
+        .find(|r| r.1 == "fresh")
+        .map(|r| r.0 - fresh_at)
+        .expect("the fresh object ran");
+    assert!(
+        fresh < Duration::from_millis(100),
+        "a fresh object waits for no rollout: {fresh:?}"
+    );
+    let last = runs.iter().map(|r| r.0).max().expect("runs") - started;
+    assert!(
+        last >= Duration::from_millis(4900) && last < Duration::from_millis(6000),
+        "100 objects at 20/s take about 5 s: {last:?}"
+    );
+    let done = progress
+        .0
+        .lock()
+        .expect("lock")
+        .last()
+        .cloned()
+        .expect("progress");
+    assert_eq!(
+        (done.phase, done.rolled, done.total),
+        (RolloutPhase::Done, n as u64, n as u64)
+    );
+    for i in 0..n {
+        let object = store
+            .get("Thing", &format!("t{i:03}"))
+            .await
+            .expect("get")
+            .expect("exists");
+        let entry = status::read(&object, "versioned").expect("a reconcile status");
+        assert_eq!(entry.version.as_deref(), Some("v2"), "{}", object.name);
+    }
+}
