@@ -1,8 +1,12 @@
-//! Rollout: the real `serve` with `versioned` (version-1) reconciling N Echo objects; then
-//! version-2 is written over the file, and the time until `components` reports the rollout
+//! Rollout: the real `serve` with the `probe` test guest reconciling N Probe objects; then a
+//! new version is written over the file, and the time until `components` reports the rollout
 //! done is measured. Meanwhile fresh objects are created one at a time and the latency from
 //! their apply to their reconcile status is taken; the same is done before the swap, with no
 //! rollout, as the same-run baseline.
+//!
+//! `probe` has no resync period (`versioned`'s 30 s resync would run every object at full
+//! speed in the middle of the rollout). The new version is the same code with a custom
+//! section appended: another sha256, the same behaviour.
 
 use crate::server::Server;
 use reactor_host::api::Client;
@@ -22,9 +26,34 @@ pub struct RolloutFigures {
     pub during: Figures,
 }
 
+const KIND: &str = "Probe";
+
+/// `wasm` with a custom section `name` appended: a new version of the same code.
+fn new_version(wasm: &[u8], name: &str) -> Vec<u8> {
+    fn leb(mut n: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    let mut payload = Vec::new();
+    leb(name.len(), &mut payload);
+    payload.extend_from_slice(name.as_bytes());
+    let mut out = wasm.to_vec();
+    out.push(0);
+    leb(payload.len(), &mut out);
+    out.extend_from_slice(&payload);
+    out
+}
+
 fn echo(name: &str) -> ApplyRequest {
     ApplyRequest {
-        kind: "Echo".into(),
+        kind: KIND.into(),
         name: name.into(),
         labels: Default::default(),
         spec: serde_json::json!({"n": name}),
@@ -38,8 +67,8 @@ async fn fresh_latency(client: &Client, name: &str) -> anyhow::Result<Duration> 
     let started = Instant::now();
     client.apply(vec![echo(name)]).await?;
     loop {
-        let object = client.get("Echo", name).await?;
-        if object.status.pointer("/reconcile/versioned").is_some() {
+        let object = client.get(KIND, name).await?;
+        if object.status.pointer("/reconcile/probe").is_some() {
             return Ok(started.elapsed());
         }
         if started.elapsed() > Duration::from_secs(60) {
@@ -49,15 +78,20 @@ async fn fresh_latency(client: &Client, name: &str) -> anyhow::Result<Duration> 
     }
 }
 
-/// Waits until every Echo's status names `version`.
+/// Waits until every object's reconcile status names `version`.
 async fn all_on(client: &Client, n: usize, version: &str) -> anyhow::Result<()> {
     let started = Instant::now();
     loop {
-        let listing = client.list("Echo", None).await?;
+        let listing = client.list(KIND, None).await?;
         let done = listing
             .items
             .iter()
-            .filter(|o| o.status.get("version").and_then(|v| v.as_str()) == Some(version))
+            .filter(|o| {
+                o.status
+                    .pointer("/reconcile/probe/version")
+                    .and_then(|v| v.as_str())
+                    == Some(version)
+            })
             .count();
         if done >= n {
             return Ok(());
@@ -79,8 +113,18 @@ pub async fn measure(
     let dir = tempfile::tempdir()?;
     let folder = dir.path().join("components");
     std::fs::create_dir_all(&folder)?;
-    let file = folder.join("versioned.wasm");
-    std::fs::copy(components.join("version-1.wasm"), &file)?;
+    let file = folder.join("probe.wasm");
+    let v1 = std::fs::read(components.join("probe.wasm"))?;
+    let v2 = new_version(&v1, "reactor-bench-rollout");
+    std::fs::write(&file, &v1)?;
+    let sha = |bytes: &[u8]| {
+        use sha2::Digest;
+        sha2::Sha256::digest(bytes)
+            .iter()
+            .take(6)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
     let rate_arg = rate.to_string();
     let server = Server::start_with(
         &dir.path().join("data"),
@@ -95,7 +139,7 @@ pub async fn measure(
             .apply(batch.iter().map(|n| echo(n)).collect())
             .await?;
     }
-    all_on(&client, objects, "version-1").await?;
+    all_on(&client, objects, &sha(&v1)).await?;
 
     let mut quiet = Vec::with_capacity(probes);
     for i in 0..probes {
@@ -103,8 +147,8 @@ pub async fn measure(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
-    let tmp = folder.join(".versioned.wasm.tmp");
-    std::fs::copy(components.join("version-2.wasm"), &tmp)?;
+    let tmp = folder.join(".probe.wasm.tmp");
+    std::fs::write(&tmp, &v2)?;
     std::fs::rename(&tmp, &file)?;
     let swapped = Instant::now();
     // The rollout covers the objects there when it starts: the quiet probes too.
@@ -120,9 +164,10 @@ pub async fn measure(
             .components()
             .await?
             .into_iter()
-            .find(|c| c.name == "versioned");
+            .find(|c| c.name == "probe");
         if let Some(r) = component.and_then(|c| c.rollout)
             && r.phase == RolloutPhase::Done
+            && r.version == sha(&v2)
         {
             rollout = Some(swapped.elapsed());
         }

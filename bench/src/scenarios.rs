@@ -302,7 +302,7 @@ async fn rollout_rows(components: &Path, sizes: &Sizes) -> anyhow::Result<Rows> 
     let r = rollout::measure(components, n, rate, probes).await?;
     let paced = (n + probes) as f64 / rate;
     let how = format!(
-        "the real `serve --rollout-rate {rate}` with `versioned` (version-1) reconciling {n} Echo objects (each: status, reconcile status and one Nimbus item in one transaction); version-2 written over the file; time until `components` reports the rollout done, against the time the pace alone takes ({} objects at {rate}/s)",
+        "the real `serve --rollout-rate {rate}` with the `probe` test guest (no resync) reconciling {n} Probe objects (each reconcile: its ProbeLog, status and reconcile status in one transaction); a new version (the same code with a custom section appended) written over the file; time until `components` reports the rollout done, against the time the pace alone takes ({} objects at {rate}/s)",
         n + probes
     );
     Ok((
@@ -322,7 +322,7 @@ async fn rollout_rows(components: &Path, sizes: &Sizes) -> anyhow::Result<Rows> 
                 ("without a rollout, same run", Some(ms(r.quiet.p99))),
                 (Target::RatioAtMost(2.0), "≤ 2× without"),
                 &format!(
-                    "{} fresh Echo objects applied one at a time, each timed from its apply to its reconcile status (polled every ms), during the rollout; the baseline is {} of them just before it, same server; medians {:.1} ms during, {:.1} ms without",
+                    "{} fresh Probe objects applied one at a time, each timed from its apply to its reconcile status (polled every ms), during the rollout; the baseline is {} of them just before it, same server; medians {:.1} ms during, {:.1} ms without",
                     r.during.samples,
                     r.quiet.samples,
                     ms(r.during.median),

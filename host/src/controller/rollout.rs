@@ -140,9 +140,13 @@ impl Rollout {
     pub fn ran(&self, key: &ObjectKey, version: Option<&str>, failed: bool) -> Step {
         if let Some(version) = version {
             let mut tallies = self.tallies.lock();
-            let tally = tallies.entry(version.to_owned()).or_default();
-            tally.runs += 1;
-            tally.failures += u64::from(failed);
+            if !tallies.contains_key(version) {
+                tallies.insert(version.to_owned(), Tally::default());
+            }
+            if let Some(tally) = tallies.get_mut(version) {
+                tally.runs += 1;
+                tally.failures += u64::from(failed);
+            }
         }
         let mut state = self.state.lock();
         let Some(progress) = state.as_mut() else {
