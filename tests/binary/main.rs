@@ -15,6 +15,7 @@ mod cli_events_hooks;
 mod cli_events_logs;
 mod cli_flow; // etcd matrix
 mod cli_global_flags;
+mod cli_kinds;
 mod cli_lifecycle;
 mod cli_objects; // etcd matrix
 mod cli_scheduler;

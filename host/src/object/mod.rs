@@ -1,11 +1,13 @@
 //! The object document every reactor and client sees: kind, name, labels, spec, status, meta.
 
 mod document;
+mod kind;
 mod names;
 mod owner;
 mod selector;
 
 pub use document::{DocumentError, InputDocument, parse_documents};
+pub use kind::{Column, KIND, KindError, KindSpec, validate_object_name};
 pub use names::{NameError, validate_kind, validate_name};
 pub use owner::{Owner, RESERVED_KINDS, is_reserved};
 pub use selector::{Selector, SelectorError};
@@ -27,7 +29,10 @@ pub type StoredObject = Object;
 pub struct Object {
     #[schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
     pub kind: String,
-    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    #[schema(
+        pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
+        max_length = 63
+    )]
     pub name: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
@@ -102,10 +107,10 @@ pub struct ApplyRequest {
 }
 
 impl ApplyRequest {
-    /// Checks the kind and name rules.
+    /// Checks the kind and name rules (a Kind object is named after its kind).
     pub fn validate(&self) -> Result<(), NameError> {
         validate_kind(&self.kind)?;
-        validate_name(&self.name)
+        validate_object_name(&self.kind, &self.name)
     }
 
     pub fn key(&self) -> ObjectKey {

@@ -7,7 +7,7 @@ use super::{ApiError, AppState};
 use crate::api::wire::ErrorCode;
 use crate::api::wire::{AppliedBody, ApplyBody, StatusBody};
 use crate::object::{
-    ApplyRequest, Object, Revision, Selector, is_reserved, validate_kind, validate_name,
+    ApplyRequest, Object, Revision, Selector, is_reserved, validate_kind, validate_object_name,
 };
 use crate::store::{Listing, StoreError};
 use axum::Json;
@@ -27,7 +27,10 @@ pub(super) struct ObjectPath {
     #[param(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
     kind: String,
     /// The object's name, unique within its kind.
-    #[param(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    #[param(
+        pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
+        max_length = 63
+    )]
     name: String,
 }
 
@@ -44,7 +47,7 @@ pub(super) struct KindPath {
 fn check(kind: &str, name: Option<&str>) -> Result<(), ApiError> {
     validate_kind(kind)?;
     if let Some(name) = name {
-        validate_name(name)?;
+        validate_object_name(kind, name)?;
     }
     Ok(())
 }
@@ -72,11 +75,11 @@ pub(super) fn check_writable(kind: &str) -> Result<(), ApiError> {
 )]
 pub async fn apply_many(
     State(state): State<AppState>,
-    JsonBody(body): JsonBody<ApplyBody>,
+    JsonBody(mut body): JsonBody<ApplyBody>,
 ) -> Answer<AppliedBody> {
-    admit(&state, &body).await?;
+    let warnings = admit(&state, &mut body).await?;
     let items = state.store.apply(body.objects).await?;
-    Ok(Json(AppliedBody { items }))
+    Ok(Json(AppliedBody { items, warnings }))
 }
 
 /// What `POST /v1/objects` would do with the same body (validation and admission run, the
@@ -91,25 +94,26 @@ pub async fn apply_many(
 )]
 pub async fn dry_run_many(
     State(state): State<AppState>,
-    JsonBody(body): JsonBody<ApplyBody>,
+    JsonBody(mut body): JsonBody<ApplyBody>,
 ) -> Answer<AppliedBody> {
-    admit(&state, &body).await?;
+    let warnings = admit(&state, &mut body).await?;
     let items = super::dry_run::plan(&state.store, &body.objects).await?;
-    Ok(Json(AppliedBody { items }))
+    Ok(Json(AppliedBody { items, warnings }))
 }
 
-/// Every document well formed and writable by a client, and admitted by the reactors.
-async fn admit(state: &AppState, body: &ApplyBody) -> Result<(), ApiError> {
+/// Every document well formed and writable by a client, and admitted (defaulted, and
+/// validated by its Kind and the reactors); the admission's warnings.
+async fn admit(state: &AppState, body: &mut ApplyBody) -> Result<Vec<String>, ApiError> {
     for (i, request) in body.objects.iter().enumerate() {
         request
             .validate()
             .map_err(|e| StoreError::in_document(i + 1, e.into()))?;
         check_writable(&request.kind).map_err(|e| e.in_document(i + 1))?;
     }
-    if let Some(admission) = &state.admission {
-        admission.admit(&body.objects).await?;
+    match &state.admission {
+        Some(admission) => Ok(admission.admit(&mut body.objects).await?),
+        None => Ok(Vec::new()),
     }
-    Ok(())
 }
 
 /// Applies one object; the body names the same kind and name as the path.
@@ -136,9 +140,9 @@ pub async fn apply_one(
             object.kind, object.name
         )));
     }
-    let requests = vec![ApplyRequest::from(object)];
+    let mut requests = vec![ApplyRequest::from(object)];
     if let Some(admission) = &state.admission {
-        admission.admit(&requests).await?;
+        admission.admit(&mut requests).await?;
     }
     let mut applied = state.store.apply(requests).await?;
     let applied = applied
