@@ -288,3 +288,45 @@ fn a_kind_applied_through_one_replica_binds_the_other() {
     applied(&b, "kind: Tenant\nname: t2\nspec: {plan: gold}\n");
     assert_eq!(b.object("Tenant", "t2").expect("t2")["spec"]["replicas"], 3);
 }
+
+#[test]
+fn put_of_one_object_is_admitted_the_same_way() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = started(tmp.path(), &[]);
+    applied(&host, TENANT_KIND);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let put = |kind: &str, name: &str, spec: serde_json::Value| {
+        runtime.block_on(async {
+            reqwest::Client::new()
+                .put(format!("{}/v1/objects/{kind}/{name}", host.url))
+                .bearer_auth(host.token())
+                .json(&json!({"kind": kind, "name": name, "spec": spec}))
+                .send()
+                .await
+                .expect("request")
+        })
+    };
+    let refused = put("Tenant", "t1", json!({"plan": "gold", "replicas": "x"}));
+    assert_eq!(refused.status().as_u16(), 400);
+    let body: serde_json::Value = runtime.block_on(refused.json()).expect("error body");
+    assert_eq!(
+        body["error"],
+        r#"document 1: Tenant/t1: spec.replicas: "x" is not of type "integer""#
+    );
+    let stored = put("Tenant", "t1", json!({"plan": "gold"}));
+    assert_eq!(stored.status().as_u16(), 200);
+    assert!(stored.headers().get("warning").is_none());
+    let object: serde_json::Value = runtime.block_on(stored.json()).expect("object");
+    assert_eq!(object["spec"]["replicas"], 1);
+    let warned = put("Tenat", "t1", json!({}));
+    assert_eq!(warned.status().as_u16(), 200);
+    assert_eq!(
+        warned
+            .headers()
+            .get("warning")
+            .and_then(|v| v.to_str().ok()),
+        Some(
+            r#"299 - "document 1: kind Tenat has no Kind object and no reactor; see reactor-host api-resources""#
+        )
+    );
+}

@@ -13,6 +13,8 @@ use crate::store::{Listing, StoreError};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
+use axum::http::header::WARNING;
+use axum::http::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -124,13 +126,13 @@ async fn admit(state: &AppState, body: &mut ApplyBody) -> Result<Vec<String>, Ap
     tag = "objects",
     params(ObjectPath),
     request_body = crate::object::StoredObject,
-    responses((status = 200, description = "The object as stored", body = crate::object::StoredObject), Refused)
+    responses((status = 200, description = "The object as stored; a `Warning` header (code 299) for each warning of the admission, e.g. a kind nothing knows of", body = crate::object::StoredObject), Refused)
 )]
 pub async fn apply_one(
     State(state): State<AppState>,
     Path((kind, name)): Path<(String, String)>,
     body: Result<JsonBody<Object>, ApiError>,
-) -> Answer<Object> {
+) -> Result<(HeaderMap, Json<Object>), ApiError> {
     check(&kind, Some(&name))?;
     check_writable(&kind)?;
     let JsonBody(object) = body?;
@@ -141,14 +143,28 @@ pub async fn apply_one(
         )));
     }
     let mut requests = vec![ApplyRequest::from(object)];
-    if let Some(admission) = &state.admission {
-        admission.admit(&mut requests).await?;
-    }
+    let warnings = match &state.admission {
+        Some(admission) => admission.admit(&mut requests).await?,
+        None => Vec::new(),
+    };
     let mut applied = state.store.apply(requests).await?;
     let applied = applied
         .pop()
         .ok_or_else(|| ApiError::invalid("nothing was applied"))?;
-    Ok(Json(applied.object))
+    Ok((warning_headers(&warnings), Json(applied.object)))
+}
+
+/// Warnings as HTTP `Warning` headers, code 299 with the text quoted, as Kubernetes sends
+/// them (a warning that cannot be a header value is left out).
+fn warning_headers(warnings: &[String]) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    for warning in warnings {
+        let quoted = warning.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{quoted}\"")) {
+            headers.append(WARNING, value);
+        }
+    }
+    headers
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
