@@ -2,23 +2,33 @@
 //! for real later in the same transaction is one create, and a value deleted, found PENDING
 //! and deleted again is one delete (its uninteresting intermediate steps are dropped).
 
-use super::ValueState;
 use super::api::{Operation, RecordedOp};
+use super::{Key, ValueState};
+use std::collections::HashMap;
 
 /// Folds each intermediate PENDING create into the next create of its key, and each delete
-/// of a PENDING value into the previous delete of its key (Ligato's `compressTxnOps`).
+/// of a PENDING value into the previous delete of its key (Ligato's `compressTxnOps`), in
+/// time linear in the number of operations.
 pub fn compress(ops: Vec<RecordedOp>) -> Vec<RecordedOp> {
     let mut ops: Vec<Option<RecordedOp>> = ops.into_iter().map(Some).collect();
-    for i in 0..ops.len() {
-        let Some(op) = ops[i].as_ref() else { continue };
-        if op.operation != Operation::Create || op.new_state != ValueState::Pending {
-            continue;
+    // The next operation on the same key, for every operation.
+    let mut next = vec![None; ops.len()];
+    let mut seen: HashMap<Key, usize> = HashMap::new();
+    for i in (0..ops.len()).rev() {
+        if let Some(op) = &ops[i] {
+            next[i] = seen.insert(op.key.clone(), i);
         }
-        let next = (i + 1..ops.len()).find(|&j| ops[j].as_ref().is_some_and(|o| o.key == op.key));
-        if let Some(j) = next
-            && ops[j]
-                .as_ref()
-                .is_some_and(|o| o.operation == Operation::Create)
+    }
+    for i in 0..ops.len() {
+        let pending_create = ops[i].as_ref().is_some_and(|o| {
+            o.operation == Operation::Create && o.new_state == ValueState::Pending
+        });
+        let Some(j) = next[i].filter(|_| pending_create) else {
+            continue;
+        };
+        if ops[j]
+            .as_ref()
+            .is_some_and(|o| o.operation == Operation::Create)
             && let Some(pending) = ops[i].take()
             && let Some(later) = ops[j].as_mut()
         {
@@ -27,18 +37,25 @@ pub fn compress(ops: Vec<RecordedOp>) -> Vec<RecordedOp> {
             later.was_pending = pending.was_pending;
         }
     }
-    for i in (0..ops.len()).rev() {
-        let Some(op) = ops[i].as_ref() else { continue };
-        if op.operation != Operation::Delete || op.prev_state != ValueState::Pending {
-            continue;
+    let mut ops: Vec<Option<RecordedOp>> = ops.into_iter().filter(Option::is_some).collect();
+    // The previous operation on the same key, among those kept.
+    let mut previous = vec![None; ops.len()];
+    seen.clear();
+    for (i, op) in ops.iter().enumerate() {
+        if let Some(op) = op {
+            previous[i] = seen.insert(op.key.clone(), i);
         }
-        let earlier = (0..i)
-            .rev()
-            .find(|&j| ops[j].as_ref().is_some_and(|o| o.key == op.key));
-        if let Some(j) = earlier
-            && ops[j]
-                .as_ref()
-                .is_some_and(|o| o.operation == Operation::Delete)
+    }
+    for i in (0..ops.len()).rev() {
+        let pending_delete = ops[i].as_ref().is_some_and(|o| {
+            o.operation == Operation::Delete && o.prev_state == ValueState::Pending
+        });
+        let Some(j) = previous[i].filter(|_| pending_delete) else {
+            continue;
+        };
+        if ops[j]
+            .as_ref()
+            .is_some_and(|o| o.operation == Operation::Delete)
             && let Some(pending) = ops[i].take()
             && let Some(first) = ops[j].as_mut()
         {
@@ -105,6 +122,16 @@ mod tests {
             ]
         );
         assert!(!compressed[2].was_pending);
+    }
+
+    #[test]
+    fn pending_creates_chain_into_the_last() {
+        let ops = vec![
+            op(Operation::Create, "b", Nonexistent, Pending),
+            op(Operation::Create, "b", Pending, Pending),
+            op(Operation::Create, "b", Pending, Configured),
+        ];
+        assert_eq!(lines(&compress(ops)), ["Create b NONEXISTENT->CONFIGURED"]);
     }
 
     #[test]
