@@ -1,21 +1,23 @@
 //! Fan-out: M Nimbus items to N agents (real `reactor-host agent` processes on loopback)
-//! against N etcd watchers receiving the same M keys from etcd 3.4, in the same run.
-//! Both clocks start at the first write and stop when every receiver holds every item.
+//! against N etcd watchers receiving the same M keys from etcd 3.4, in the same run. The
+//! items are published as a user's are, by the Policy reactor (100 Policies of M/100 rules,
+//! all selecting every agent): only the host's own paths write items. Both clocks start at
+//! the first write and stop when every receiver holds every item.
 
 use crate::etcd::Etcd;
+use crate::publish::{policies, policy_server};
 use crate::server::{Server, binary};
 use anyhow::{Context, bail};
 use reactor_host::api::Client;
-use reactor_host::nimbus::{ItemTarget, Owner, item_request};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// Items per apply (ours) and puts per transaction (etcd allows 128 operations).
-const OURS_BATCH: usize = 500;
+/// Puts per etcd transaction (etcd allows 128 operations).
 const ETCD_BATCH: usize = 128;
 pub const DEADLINE: Duration = Duration::from_secs(600);
 
@@ -99,12 +101,9 @@ pub async fn wait_until(what: &str, mut done: impl FnMut() -> bool) -> anyhow::R
     Ok(())
 }
 
-pub async fn measure(items: usize, agents: usize) -> anyhow::Result<FanOut> {
+pub async fn measure(policy: &Path, items: usize, agents: usize) -> anyhow::Result<FanOut> {
     let dir = tempfile::tempdir()?;
-    let empty = dir.path().join("components");
-    std::fs::create_dir_all(&empty)?;
-    let server = Server::start(&dir.path().join("data"), &empty)?;
-    let client = Client::new(server.base(), Some(server.token().to_owned()));
+    let (server, client) = policy_server(dir.path(), policy).await?;
     let fleet: Vec<AgentProcess> = (0..agents)
         .map(|i| start_agent(&server, dir.path(), &format!("agent-{i}"), "role=fan"))
         .collect::<anyhow::Result<_>>()?;
@@ -113,16 +112,13 @@ pub async fn measure(items: usize, agents: usize) -> anyhow::Result<FanOut> {
     })
     .await?;
 
-    let requests = requests(items)?;
     let peak = AtomicU64::new(0);
     let sample = || {
         peak.fetch_max(server.rss().unwrap_or(0), Ordering::Relaxed);
     };
     let started = Instant::now();
-    for chunk in requests.chunks(OURS_BATCH) {
-        client.apply(chunk.to_vec()).await?;
-        sample();
-    }
+    client.apply(everyone(items)).await?;
+    sample();
     wait_until("agents hold every item", || {
         sample();
         fleet
@@ -147,7 +143,7 @@ pub async fn measure(items: usize, agents: usize) -> anyhow::Result<FanOut> {
     let server_rss = peak.load(Ordering::Relaxed);
     drop(server);
 
-    let (feeds_converged, feeds_rss) = feeds_fan_out(items, agents).await?;
+    let (feeds_converged, feeds_rss) = feeds_fan_out(policy, items, agents).await?;
     let (etcd_converged, etcd_rss) = etcd_fan_out(items, agents).await?;
     Ok(FanOut {
         converged,
@@ -162,14 +158,15 @@ pub async fn measure(items: usize, agents: usize) -> anyhow::Result<FanOut> {
 
 /// The same items to `agents` feed clients of a fresh server, each registered as an agent
 /// and following `/v1/nimbus/watch` on its own connection, counting what it receives.
-async fn feeds_fan_out(items: usize, agents: usize) -> anyhow::Result<(Duration, u64)> {
+async fn feeds_fan_out(
+    policy: &Path,
+    items: usize,
+    agents: usize,
+) -> anyhow::Result<(Duration, u64)> {
     use futures::StreamExt;
     use reactor_host::nimbus::FeedEvent;
     let dir = tempfile::tempdir()?;
-    let empty = dir.path().join("components");
-    std::fs::create_dir_all(&empty)?;
-    let server = Server::start(&dir.path().join("data"), &empty)?;
-    let client = Client::new(server.base(), Some(server.token().to_owned()));
+    let (server, client) = policy_server(dir.path(), policy).await?;
     let labels = BTreeMap::from([("role".to_owned(), "fan".to_owned())]);
     let counts: Vec<Arc<AtomicUsize>> = (0..agents).map(|_| Arc::default()).collect();
     let mut feeds = Vec::new();
@@ -189,29 +186,19 @@ async fn feeds_fan_out(items: usize, agents: usize) -> anyhow::Result<(Duration,
             }
         }));
     }
-    let requests = requests(items)?;
     let peak = AtomicU64::new(0);
     let started = Instant::now();
-    for chunk in requests.chunks(OURS_BATCH) {
-        client.apply(chunk.to_vec()).await?;
-        peak.fetch_max(server.rss().unwrap_or(0), Ordering::Relaxed);
-    }
+    client.apply(everyone(items)).await?;
+    peak.fetch_max(server.rss().unwrap_or(0), Ordering::Relaxed);
     let rss = || server.rss().unwrap_or(0);
     let what = "feed clients hold every item";
     all_received(what, &counts, items, rss, &peak, started, feeds).await
 }
 
-/// The items of both runs: one owner, every agent labelled `role=fan`.
-fn requests(items: usize) -> anyhow::Result<Vec<reactor_host::object::ApplyRequest>> {
-    let owner = Owner {
-        kind: "Policy".into(),
-        name: "fan".into(),
-        component: "bench".into(),
-    };
-    let everyone = ItemTarget::Labels(BTreeMap::from([("role".into(), "fan".into())]));
-    Ok((0..items)
-        .map(|i| item_request(&owner, &format!("fan/{i}"), value(i), everyone.clone()))
-        .collect::<Result<_, _>>()?)
+/// The Policies of both runs: `items` rules in all, every one for every agent (labelled
+/// `role=fan`).
+fn everyone(items: usize) -> Vec<reactor_host::object::ApplyRequest> {
+    policies(items, |_| "fan".to_owned())
 }
 
 /// The same items as etcd keys, to `agents` watchers, each on its own connection.

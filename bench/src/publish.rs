@@ -32,12 +32,7 @@ pub struct Publish {
 /// server with `agents` fresh agents, Policy `p` selecting agent `p % agents`.
 pub async fn measure(policy: &Path, items: usize, agents: usize) -> anyhow::Result<Publish> {
     let dir = tempfile::tempdir()?;
-    let components = dir.path().join("components");
-    std::fs::create_dir_all(&components)?;
-    std::fs::copy(policy, components.join("policy-rust.wasm"))?;
-    let server = Server::start(&dir.path().join("data"), &components)?;
-    server.wait_components(1).await?;
-    let client = Client::new(server.base(), Some(server.token().to_owned()));
+    let (server, client) = policy_server(dir.path(), policy).await?;
     let fleet: Vec<AgentProcess> = (0..agents)
         .map(|i| {
             start_agent(
@@ -52,23 +47,7 @@ pub async fn measure(policy: &Path, items: usize, agents: usize) -> anyhow::Resu
         fleet.iter().all(|a| a.held.load(Ordering::Relaxed) == 0)
     })
     .await?;
-    let per_policy = items / POLICIES;
-    let rules: Vec<serde_json::Value> = (0..per_policy)
-        .map(|r| serde_json::json!({"name": format!("r{r}"), "action": "allow"}))
-        .collect();
-    let policies: Vec<ApplyRequest> = (0..POLICIES)
-        .map(|p| ApplyRequest {
-            kind: "Policy".into(),
-            name: format!("publish-{p}"),
-            labels: Default::default(),
-            spec: serde_json::json!({
-                "selector": {"role": format!("pub-{}", p % agents)},
-                "rules": rules,
-            }),
-            expected_revision: None,
-            owner: None,
-        })
-        .collect();
+    let policies = policies(items, |p| format!("pub-{}", p % agents));
     let each = items / agents;
     let started = Instant::now();
     client.apply(policies).await?;
@@ -91,6 +70,39 @@ pub async fn measure(policy: &Path, items: usize, agents: usize) -> anyhow::Resu
         held,
         reported: started.elapsed(),
     })
+}
+
+/// `POLICIES` Policies of `items / POLICIES` rules each (one Nimbus item per rule), Policy
+/// `p` selecting the agents labelled `role=<role(p)>`.
+pub fn policies(items: usize, role: impl Fn(usize) -> String) -> Vec<ApplyRequest> {
+    let per_policy = items / POLICIES;
+    let rules: Vec<serde_json::Value> = (0..per_policy)
+        .map(|r| serde_json::json!({"name": format!("r{r}"), "action": "allow"}))
+        .collect();
+    (0..POLICIES)
+        .map(|p| ApplyRequest {
+            kind: "Policy".into(),
+            name: format!("publish-{p}"),
+            labels: Default::default(),
+            spec: serde_json::json!({
+                "selector": {"role": role(p)},
+                "rules": rules,
+            }),
+            expected_revision: None,
+            owner: None,
+        })
+        .collect()
+}
+
+/// A fresh server in `dir` serving the Policy reactor `policy`, and its client.
+pub async fn policy_server(dir: &Path, policy: &Path) -> anyhow::Result<(Server, Client)> {
+    let components = dir.join("components");
+    std::fs::create_dir_all(&components)?;
+    std::fs::copy(policy, components.join("policy-rust.wasm"))?;
+    let server = Server::start(&dir.join("data"), &components)?;
+    server.wait_components(1).await?;
+    let client = Client::new(server.base(), Some(server.token().to_owned()));
+    Ok((server, client))
 }
 
 /// The row: N items to one agent against N/10 to each of ten, same run.

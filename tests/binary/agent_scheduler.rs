@@ -307,7 +307,13 @@ async fn the_agent_api_simulates_dumps_by_view_keeps_history_by_time_and_streams
             format!("create {a1_item} NONEXISTENT->CONFIGURED derived"),
         ]
     );
-    assert!(harness.southbound().await.expect("sb").is_empty());
+    assert!(
+        harness
+            .sb()
+            .and_then(|sb| sb.contents())
+            .expect("sb")
+            .is_empty()
+    );
     assert_eq!(harness.history().await.expect("history").len(), before);
     assert_eq!(
         harness.status(a1).await.expect("status").state.to_string(),

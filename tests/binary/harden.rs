@@ -4,7 +4,7 @@
 //! components folder never blocks on what it finds.
 
 use reactor_testkit::{
-    Host, applied_revision, assert_fails_with, eventually, reactor_host_bin, stderr, stdout,
+    Agent, Host, applied_revision, assert_fails_with, eventually, reactor_host_bin, stderr, stdout,
 };
 use serde_json::{Value, json};
 use std::path::Path;
@@ -12,6 +12,11 @@ use std::time::Duration;
 
 /// One raw HTTP request with the server's token: the status and the JSON answered.
 fn http(host: &Host, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+    http_to(&host.url, &host.token(), method, path, body)
+}
+
+/// One raw HTTP request to `base` with `token`.
+fn http_to(base: &str, token: &str, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -19,8 +24,8 @@ fn http(host: &Host, method: &str, path: &str, body: Option<&str>) -> (u16, Valu
     runtime.block_on(async {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut request = reqwest::Client::new()
-            .request(method, format!("{}{path}", host.url))
-            .bearer_auth(host.token())
+            .request(method, format!("{base}{path}"))
+            .bearer_auth(token)
             .timeout(Duration::from_secs(10));
         if let Some(body) = body {
             request = request
@@ -161,6 +166,70 @@ fn api_apply_with_a_stale_revision_is_a_conflict_and_changes_nothing() {
     );
 }
 
+/// Each `(method, path, body, needle)` is answered 400 `invalid` with an error saying `needle`.
+fn refuses_each(base: &str, token: &str, cases: &[(&str, &str, &str, &str)]) {
+    for (method, path, body, needle) in cases {
+        let (status, answer) = http_to(base, token, method, path, Some(body));
+        assert_eq!(status, 400, "{method} {path} {body}: {answer}");
+        assert_eq!(
+            answer["code"], "invalid",
+            "{method} {path} {body}: {answer}"
+        );
+        assert!(
+            error_of(&answer).contains(needle),
+            "{method} {path} {body}: {answer} should say {needle:?}"
+        );
+    }
+}
+
+#[test]
+fn the_agent_api_refuses_unknown_fields_and_wrong_types() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = Host::start(&tmp.path().join("data"), &[]);
+    let agent = Agent::with_descriptors(&host, tmp.path(), "edge-1", &[], &[], &[]);
+    let url = agent.api_url();
+    let cases: &[(&str, &str, &str, &str)] = &[
+        ("POST", "/scheduler/txn", "[]", "expected a JSON object"),
+        (
+            "POST",
+            "/scheduler/txn",
+            r#"{"values": {"k": 1}, "revrt": true}"#,
+            "unknown field `revrt`",
+        ),
+        (
+            "POST",
+            "/scheduler/txn",
+            r#"{"values": {"k": 1}, "retry": [10, 2]}"#,
+            "expected retries",
+        ),
+        (
+            "POST",
+            "/scheduler/resync",
+            "null",
+            "expected a JSON object",
+        ),
+        (
+            "POST",
+            "/scheduler/resync",
+            r#"{"retry": {"periodMs": 1, "attempts": 1}}"#,
+            "unknown field `periodMs`",
+        ),
+        (
+            "POST",
+            "/scheduler/notify",
+            r#"{"key": "k", "vaule": 1}"#,
+            "unknown field `vaule`",
+        ),
+    ];
+    refuses_each(&url, &agent.token, cases);
+    let (status, answer) = http_to(&url, &agent.token, "GET", "/scheduler/status?key=k", None);
+    assert_eq!(status, 200, "{answer}");
+    assert_ne!(
+        answer[0]["state"], "CONFIGURED",
+        "nothing was applied: {answer}"
+    );
+}
+
 #[test]
 fn api_refuses_unknown_fields_and_wrong_types_on_every_route() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -231,23 +300,24 @@ fn api_refuses_unknown_fields_and_wrong_types_on_every_route() {
         ),
         (
             "POST",
+            "/v1/nimbus/status",
+            r#"{"agent": "a1", "reports": [["k", "a1", "applied", null, 1]]}"#,
+            "expected a report",
+        ),
+        (
+            "POST",
+            "/v1/nimbus/status",
+            r#"{"agent": "a1", "reports": [{"key": "k", "agent": "a1", "state": "applied", "revision": 1, "revison": 1}]}"#,
+            "unknown field `revison`",
+        ),
+        (
+            "POST",
             "/v1/nimbus/watch",
             "\"x\"",
             "expected a JSON object",
         ),
     ];
-    for (method, path, body, needle) in cases {
-        let (status, answer) = http(&host, method, path, Some(body));
-        assert_eq!(status, 400, "{method} {path} {body}: {answer}");
-        assert_eq!(
-            answer["code"], "invalid",
-            "{method} {path} {body}: {answer}"
-        );
-        assert!(
-            error_of(&answer).contains(needle),
-            "{method} {path} {body}: {answer} should say {needle:?}"
-        );
-    }
+    refuses_each(&host.url, &host.token(), cases);
     let (_, agents) = http(&host, "GET", "/v1/agents", None);
     assert_eq!(agents, json!([]), "no agent was registered");
     assert!(host.object("Policy", "b").is_none());

@@ -11,9 +11,11 @@ mod cli_bad_input; // etcd matrix
 mod cli_describe;
 mod cli_dry_run;
 mod cli_etcd;
+mod cli_events_hooks;
 mod cli_events_logs;
 mod cli_flow; // etcd matrix
 mod cli_global_flags;
+mod cli_kinds;
 mod cli_lifecycle;
 mod cli_objects; // etcd matrix
 mod cli_scheduler;

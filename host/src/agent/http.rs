@@ -4,11 +4,12 @@
 //! transactions (or their simulation) of local values.
 
 use super::local::LocalValues;
-use crate::api::server::{ApiError, require_token};
+use crate::api::server::{ApiError, JsonBody, require_token};
 use crate::kvscheduler::{
     DumpFilter, DumpView, KvScheduler, Resync, RetryOptions, TxnError, TxnMode, TxnOptions,
     TxnRecord, ValueStatus,
 };
+use crate::object::from_map;
 use crate::runtime::{ComponentInfo, Runtime};
 use axum::extract::{Query, State};
 use axum::routing::{get, post};
@@ -21,6 +22,7 @@ use std::time::{Duration, SystemTime};
 
 /// A transaction of local values: `null` removes a value.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TxnRequest {
     pub values: BTreeMap<String, Option<Value>>,
     /// Undo everything at the first failure (Ligato's revert mode) instead of best effort.
@@ -40,6 +42,7 @@ pub struct TxnRequest {
 
 /// How failed operations are retried: `attempts` 0 retries nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct RetryRequest {
     pub period_ms: u64,
     pub attempts: u32,
@@ -47,6 +50,8 @@ pub struct RetryRequest {
     #[serde(default)]
     pub backoff: bool,
 }
+
+from_map!(RetryRequest, "retries (period_ms, attempts, backoff)");
 
 impl RetryRequest {
     fn options(self) -> Option<RetryOptions> {
@@ -62,6 +67,7 @@ impl RetryRequest {
 /// agent wants. With them: a full resync, the agent's local values replaced by `values`
 /// (the items from the server stay wanted).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ResyncRequest {
     #[serde(default)]
     pub values: Option<BTreeMap<String, Value>>,
@@ -80,6 +86,7 @@ pub struct TxnAnswer {
 
 /// A southbound notification: `value` absent or null means the value went away.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NotifyRequest {
     pub key: String,
     #[serde(default)]
@@ -222,9 +229,8 @@ async fn descriptors(State(api): State<AgentApi>) -> Json<Vec<ComponentInfo>> {
 /// values, first replaces the local values by them (a full resync).
 async fn resync(
     State(api): State<AgentApi>,
-    body: Result<Json<ResyncRequest>, axum::extract::rejection::JsonRejection>,
+    JsonBody(body): JsonBody<ResyncRequest>,
 ) -> Result<Json<TxnAnswer>, ApiError> {
-    let Json(body) = body?;
     let options = api.options(false, body.retry, "agent API resync");
     let Some(values) = body.values else {
         return answer(api.scheduler.resync_with(Resync::Downstream, options).await);
@@ -281,9 +287,8 @@ impl AgentApi {
 
 async fn notify(
     State(api): State<AgentApi>,
-    body: Result<Json<NotifyRequest>, axum::extract::rejection::JsonRejection>,
+    JsonBody(body): JsonBody<NotifyRequest>,
 ) -> Result<Json<TxnAnswer>, ApiError> {
-    let Json(body) = body?;
     if body.key.is_empty() {
         return Err(ApiError::invalid("notify needs a non-empty key"));
     }
@@ -294,9 +299,8 @@ async fn notify(
 /// transaction, and puts the saved values back if revert mode undid it.
 async fn txn(
     State(api): State<AgentApi>,
-    body: Result<Json<TxnRequest>, axum::extract::rejection::JsonRejection>,
+    JsonBody(body): JsonBody<TxnRequest>,
 ) -> Result<Json<TxnAnswer>, ApiError> {
-    let Json(body) = body?;
     if body.values.is_empty() {
         return Err(ApiError::invalid("the transaction has no values"));
     }

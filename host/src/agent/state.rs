@@ -89,16 +89,7 @@ impl AgentState {
             path: path.clone(),
             reason,
         };
-        let db = match crate::private::quietly(|| {
-            redb::Builder::new()
-                .set_cache_size(CACHE_BYTES)
-                .create(&path)
-        }) {
-            Ok(Ok(db)) => db,
-            Ok(Err(e)) => return Err(read(e.to_string())),
-            Err(panic) => return Err(read(format!("the file is damaged ({panic})"))),
-        };
-        crate::private::restrict_file(&path).map_err(|e| read(e.to_string()))?;
+        let db = crate::private::open_redb(&path, CACHE_BYTES).map_err(read)?;
         let mut state = Self {
             revision: 0,
             relist: false,

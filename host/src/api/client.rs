@@ -121,6 +121,15 @@ impl Client {
         objects: Vec<ApplyRequest>,
         dry_run: bool,
     ) -> Result<Vec<Applied>, ClientError> {
+        Ok(self.apply_answer(objects, dry_run).await?.items)
+    }
+
+    /// [`Client::apply_with`] with the server's warnings (e.g. a kind without a Kind object).
+    pub async fn apply_answer(
+        &self,
+        objects: Vec<ApplyRequest>,
+        dry_run: bool,
+    ) -> Result<AppliedBody, ClientError> {
         let body = ApplyBody { objects };
         let path = if dry_run {
             "/v1/dry-run/objects"
@@ -128,8 +137,7 @@ impl Client {
             "/v1/objects"
         };
         let builder = self.request(reqwest::Method::POST, path);
-        let answer: AppliedBody = self.json(builder.json(&body)).await?;
-        Ok(answer.items)
+        self.json(builder.json(&body)).await
     }
 
     pub async fn get(&self, kind: &str, name: &str) -> Result<Object, ClientError> {

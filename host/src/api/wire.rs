@@ -18,6 +18,10 @@ pub struct ApplyBody {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct AppliedBody {
     pub items: Vec<Applied>,
+    /// Things the client should tell its user, one line each (e.g. a kind without a Kind
+    /// object); the apply went ahead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// `PUT /v1/objects/{kind}/{name}/status`.

@@ -1,10 +1,11 @@
 //! `reactor-host api-resources`: the kinds this server knows of, and who reconciles them —
-//! the kinds its reactors said they watch, and the host's own reserved kinds.
+//! the kinds of its Kind objects, those its reactors said they watch, and the host's own.
 
 use super::client_args::{ClientArgs, explain};
 use super::output::{Output, parse_output};
 use super::table::render;
 use crate::nimbus::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
+use crate::object::{KIND, KindSpec};
 use crate::runtime::Described;
 use clap::Args;
 use serde::Serialize;
@@ -21,17 +22,32 @@ pub struct ApiResourcesArgs {
 #[derive(Debug, Serialize)]
 struct Resource {
     kind: String,
+    /// Whether a Kind object describes it, and whether that has a schema.
+    registered: bool,
+    schema: bool,
     /// `host` for the reserved kinds, else the reactors that watch it.
     #[serde(rename = "reconciledBy")]
     reconciled_by: Vec<String>,
 }
 
 pub async fn run(args: ApiResourcesArgs, global: &ClientArgs) -> anyhow::Result<()> {
-    let components = global.client()?.components().await.map_err(explain)?;
-    let mut kinds: BTreeMap<String, Vec<String>> = [AGENT_KIND, ITEM_KIND, REPORT_KIND]
+    let client = global.client()?;
+    let components = client.components().await.map_err(explain)?;
+    let registered: BTreeMap<String, bool> = super::kinds::kind_objects(&client)
+        .await?
+        .into_iter()
+        .map(|o| {
+            let schema = KindSpec::parse(&o.spec).is_ok_and(|s| s.schema.is_some());
+            (o.name, schema)
+        })
+        .collect();
+    let mut kinds: BTreeMap<String, Vec<String>> = [KIND, AGENT_KIND, ITEM_KIND, REPORT_KIND]
         .into_iter()
         .map(|kind| (kind.to_owned(), vec!["host".to_owned()]))
         .collect();
+    for kind in registered.keys() {
+        kinds.entry(kind.clone()).or_default();
+    }
     for component in &components {
         if let Some(Described::Controller(reactor)) = &component.described {
             for kind in &reactor.kinds {
@@ -45,6 +61,8 @@ pub async fn run(args: ApiResourcesArgs, global: &ClientArgs) -> anyhow::Result<
     let resources: Vec<Resource> = kinds
         .into_iter()
         .map(|(kind, reconciled_by)| Resource {
+            registered: registered.contains_key(&kind),
+            schema: registered.get(&kind).copied().unwrap_or(false),
             kind,
             reconciled_by,
         })
@@ -52,10 +70,19 @@ pub async fn run(args: ApiResourcesArgs, global: &ClientArgs) -> anyhow::Result<
     let text = match args.output.render(&resources)? {
         Some(text) => text,
         None => render(
-            &["KIND", "RECONCILED BY"],
-            resources
-                .iter()
-                .map(|r| vec![r.kind.clone(), r.reconciled_by.join(",")]),
+            &["KIND", "SCHEMA", "RECONCILED BY"],
+            resources.iter().map(|r| {
+                let schema = match (r.registered, r.schema) {
+                    (false, _) => "-",
+                    (true, true) => "yes",
+                    (true, false) => "no",
+                };
+                let by = match r.reconciled_by.is_empty() {
+                    true => "-".to_owned(),
+                    false => r.reconciled_by.join(","),
+                };
+                vec![r.kind.clone(), schema.to_owned(), by]
+            }),
         ),
     };
     print!("{text}");

@@ -20,8 +20,8 @@ pub struct ApplyArgs {
 pub async fn run(args: ApplyArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let (source, requests) = super::documents::read(&args.file)?;
     let client = global.client()?;
-    let applied = client
-        .apply_with(requests, args.dry_run)
+    let answer = client
+        .apply_answer(requests, args.dry_run)
         .await
         .map_err(|e| match e {
             // The server names the document; say which file it is in.
@@ -30,7 +30,10 @@ pub async fn run(args: ApplyArgs, global: &ClientArgs) -> anyhow::Result<()> {
             }
             other => explain(other),
         })?;
-    for item in applied {
+    for warning in &answer.warnings {
+        eprintln!("warning: {source}: {warning}");
+    }
+    for item in answer.items {
         let what = match item.outcome {
             ApplyOutcome::Created => "created",
             ApplyOutcome::Updated => "updated",

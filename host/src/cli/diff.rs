@@ -1,8 +1,10 @@
 //! `reactor-host diff -f FILE`: what `apply -f FILE` would change, as a unified diff of each
-//! object's labels and spec (live → file). Exits 0 without differences, 1 with, 2 on error.
+//! object's labels and spec (live → as the server's dry run of the file would leave it, so
+//! with its kind's defaults). Exits 0 without differences, 1 with, 2 on error.
 
 use super::client_args::{ClientArgs, explain};
 use super::exit::Exit;
+use crate::api::ClientError;
 use crate::api::wire::ErrorCode;
 use crate::object::{ApplyRequest, Object};
 use clap::Args;
@@ -34,10 +36,20 @@ pub async fn run(args: DiffArgs, global: &ClientArgs) -> anyhow::Result<()> {
 
 /// Prints the differences; answers whether there were any.
 async fn compare(args: &DiffArgs, global: &ClientArgs) -> anyhow::Result<bool> {
-    let (_, requests) = super::documents::read(&args.file)?;
+    let (source, requests) = super::documents::read(&args.file)?;
     let client = global.client()?;
+    // The objects as the apply would leave them: defaulted and admitted by the server.
+    let planned = client
+        .apply_with(requests.clone(), true)
+        .await
+        .map_err(|e| match e {
+            ClientError::Server { ref message, .. } if message.starts_with("document ") => {
+                anyhow::anyhow!("{source}: {message}")
+            }
+            other => explain(other),
+        })?;
     let mut differs = false;
-    for request in requests {
+    for (request, planned) in requests.iter().zip(planned) {
         let live = match client.get(&request.kind, &request.name).await {
             Ok(object) => Some(object),
             Err(e) if e.code() == Some(ErrorCode::NotFound) => None,
@@ -49,7 +61,7 @@ async fn compare(args: &DiffArgs, global: &ClientArgs) -> anyhow::Result<bool> {
             .map(live_view)
             .transpose()?
             .unwrap_or_default();
-        let after = yaml(&file_view(&request))?;
+        let after = yaml(&file_view(request, &planned.object))?;
         if before != after {
             differs = true;
             let diff = TextDiff::from_lines(&before, &after);
@@ -67,10 +79,10 @@ fn yaml(value: &Value) -> anyhow::Result<String> {
     Ok(serde_yaml_ng::to_string(value)?)
 }
 
-/// What an apply sets of an object: kind, name, labels, spec.
-fn file_view(request: &ApplyRequest) -> Value {
-    json!({"kind": request.kind, "name": request.name, "labels": request.labels,
-        "spec": request.spec})
+/// What an apply sets of an object: kind, name, labels, spec (as the dry run planned it).
+fn file_view(request: &ApplyRequest, planned: &Object) -> Value {
+    json!({"kind": request.kind, "name": request.name, "labels": planned.labels,
+        "spec": planned.spec})
 }
 
 fn live_view(object: &Object) -> anyhow::Result<String> {

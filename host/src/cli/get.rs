@@ -4,10 +4,11 @@ use super::client_args::{ClientArgs, explain};
 use super::output::{Output, parse_output};
 use super::table::render;
 use crate::api::Client;
-use crate::object::{Object, Selector};
+use crate::object::{KIND, KindSpec, Object, Selector};
 use crate::store::EventType;
 use clap::Args;
 use futures::StreamExt;
+use serde_json_path::JsonPath;
 use std::io::Write;
 
 #[derive(Debug, Args)]
@@ -25,14 +26,20 @@ pub struct GetArgs {
     pub watch: bool,
 }
 
-pub async fn run(args: GetArgs, global: &ClientArgs) -> anyhow::Result<()> {
+pub async fn run(mut args: GetArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let client = global.client()?;
+    let resolved = super::kinds::resolve(&client, &args.kind).await?;
+    args.kind = resolved.kind;
+    if let (KIND, Some(name)) = (args.kind.as_str(), &args.name) {
+        args.name = Some(super::kinds::resolve_kind_name(&client, name).await?);
+    }
+    let columns = Columns::of(resolved.spec.as_ref());
     let from = match &args.name {
         Some(name) => {
             let object = client.get(&args.kind, name).await.map_err(explain)?;
             let text = match args.output.render(&object)? {
                 Some(text) => text,
-                None => table(std::slice::from_ref(&object)),
+                None => columns.table(std::slice::from_ref(&object)),
             };
             print!("{text}");
             object.meta.revision
@@ -44,20 +51,25 @@ pub async fn run(args: GetArgs, global: &ClientArgs) -> anyhow::Result<()> {
                 .map_err(explain)?;
             let text = match args.output.render(&listing)? {
                 Some(text) => text,
-                None => table(&listing.items),
+                None => columns.table(&listing.items),
             };
             print!("{text}");
             listing.revision
         }
     };
     if args.watch {
-        follow(&client, &args, from).await?;
+        follow(&client, &args, &columns, from).await?;
     }
     Ok(())
 }
 
 /// Prints every change after `from` of the objects `args` selects, until the server ends.
-async fn follow(client: &Client, args: &GetArgs, from: u64) -> anyhow::Result<()> {
+async fn follow(
+    client: &Client,
+    args: &GetArgs,
+    columns: &Columns,
+    from: u64,
+) -> anyhow::Result<()> {
     let selector: Selector = args
         .selector
         .as_deref()
@@ -91,7 +103,7 @@ async fn follow(client: &Client, args: &GetArgs, from: u64) -> anyhow::Result<()
                 } else {
                     state(&object)
                 };
-                rows_only(&render(&COLUMNS, [row(&object, state)]))
+                rows_only(&columns.render([columns.row(&object, state)]))
             }
         };
         stdout.write_all(text.as_bytes())?;
@@ -100,14 +112,80 @@ async fn follow(client: &Client, args: &GetArgs, from: u64) -> anyhow::Result<()
     anyhow::bail!("the server ended the watch; resume with get -w after revision {last}")
 }
 
-const COLUMNS: [&str; 6] = [
-    "NAME",
-    "REVISION",
-    "GENERATION",
-    "STATE",
-    "LABELS",
-    "UPDATED",
-];
+/// The table's columns: NAME, the kind's own (its Kind object's `columns`), then the
+/// object's bookkeeping.
+struct Columns {
+    own: Vec<(String, Option<JsonPath>)>,
+}
+
+const AFTER: [&str; 5] = ["REVISION", "GENERATION", "STATE", "LABELS", "UPDATED"];
+
+impl Columns {
+    fn of(spec: Option<&KindSpec>) -> Self {
+        let own = spec
+            .map(|s| s.columns.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .map(|c| (c.name.to_ascii_uppercase(), c.query().ok()))
+            .collect();
+        Self { own }
+    }
+
+    fn render(&self, rows: impl IntoIterator<Item = Vec<String>>) -> String {
+        let mut header = vec!["NAME"];
+        header.extend(self.own.iter().map(|(name, _)| name.as_str()));
+        header.extend(AFTER);
+        render(&header, rows)
+    }
+
+    fn table(&self, objects: &[Object]) -> String {
+        self.render(objects.iter().map(|o| self.row(o, state(o))))
+    }
+
+    fn row(&self, o: &Object, state: &str) -> Vec<String> {
+        let labels: Vec<String> = o.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut row = vec![o.name.clone()];
+        if !self.own.is_empty() {
+            let value = serde_json::to_value(o).unwrap_or_default();
+            row.extend(
+                self.own
+                    .iter()
+                    .map(|(_, query)| cell(query.as_ref(), &value)),
+            );
+        }
+        row.extend([
+            o.meta.revision.to_string(),
+            o.meta.generation.to_string(),
+            state.to_owned(),
+            if labels.is_empty() {
+                "<none>".to_owned()
+            } else {
+                labels.join(",")
+            },
+            o.meta.updated.clone(),
+        ]);
+        row
+    }
+}
+
+/// What a column's query finds: strings as they are, other values as JSON, several joined
+/// by commas, nothing as `<none>` (as kubectl prints it).
+fn cell(query: Option<&JsonPath>, value: &serde_json::Value) -> String {
+    let found: Vec<String> = query
+        .map(|q| q.query(value).all())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|v| match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    if found.is_empty() {
+        "<none>".to_owned()
+    } else {
+        found.join(",")
+    }
+}
 
 fn state(object: &Object) -> &'static str {
     if object.meta.deleting {
@@ -115,26 +193,6 @@ fn state(object: &Object) -> &'static str {
     } else {
         "active"
     }
-}
-
-fn row(o: &Object, state: &str) -> Vec<String> {
-    let labels: Vec<String> = o.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    vec![
-        o.name.clone(),
-        o.meta.revision.to_string(),
-        o.meta.generation.to_string(),
-        state.to_owned(),
-        if labels.is_empty() {
-            "<none>".to_owned()
-        } else {
-            labels.join(",")
-        },
-        o.meta.updated.clone(),
-    ]
-}
-
-fn table(objects: &[Object]) -> String {
-    render(&COLUMNS, objects.iter().map(|o| row(o, state(o))))
 }
 
 /// A rendered table without its header line.

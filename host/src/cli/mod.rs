@@ -14,9 +14,11 @@ mod diff;
 mod documents;
 mod events;
 mod exit;
+mod explain;
 mod finalize;
 mod get;
 mod jsonpath;
+mod kinds;
 mod label;
 mod logs;
 mod output;
@@ -66,8 +68,10 @@ pub enum Command {
     Wait(wait::WaitArgs),
     /// Remove a finalizer that holds an object (its cleanup will not run).
     Finalize(finalize::FinalizeArgs),
-    /// The kinds the server knows of and what reconciles each.
+    /// The kinds the server knows of: their Kind objects, and what reconciles each.
     ApiResources(api_resources::ApiResourcesArgs),
+    /// A kind's schema (from its Kind object): fields, types, defaults, descriptions.
+    Explain(explain::ExplainArgs),
     /// What happened to objects: reconcile errors, failures, finalizer waits, agents' failed
     /// items, with counts (kept in memory by the server, bounded).
     Events(events::EventsArgs),
@@ -109,6 +113,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Wait(args) => wait::run(args, global).await,
         Command::Finalize(args) => finalize::run(args, global).await,
         Command::ApiResources(args) => api_resources::run(args, global).await,
+        Command::Explain(args) => explain::run(args, global).await,
         Command::Events(args) => events::run(args, global).await,
         Command::Logs(args) => logs::run(args, global).await,
         Command::Watch(args) => watch::run(args, global).await,

@@ -3,7 +3,7 @@
 use super::client_args::ClientArgs;
 use crate::api::server::ComponentsApi;
 use crate::api::{Server, ServerConfig, token};
-use crate::controller::{ControllerOptions, Engine, EngineHost, ObjectLocks};
+use crate::controller::{Admitter, ControllerOptions, Engine, EngineHost, ObjectLocks};
 use crate::runtime::{Runtime, RuntimeConfig, World};
 use crate::store::Shards;
 use crate::store::etcd::Replica;
@@ -72,6 +72,10 @@ pub struct ServeArgs {
     /// `rollout.rate` overrides it).
     #[arg(long, default_value_t = crate::controller::DEFAULT_SLOW_RATE, value_parser = parse_rate)]
     pub rollout_rate: f64,
+    /// Refuse applies of kinds that have no Kind object (by default they are stored, and the
+    /// answer warns when no reactor knows the kind either).
+    #[arg(long)]
+    pub strict_kinds: bool,
 }
 
 fn parse_rate(text: &str) -> Result<f64, String> {
@@ -124,7 +128,7 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
         listen: args.listen.clone(),
         token,
         store,
-        admission: Some(engine.clone()),
+        admission: Some(Arc::new(Admitter::new(engine.clone(), args.strict_kinds))),
         events: Some(engine.context().events.clone()),
         components: Some(ComponentsApi {
             runtime: runtime.clone(),

@@ -7,7 +7,7 @@ use super::pending::Pending;
 use super::reactor::{Failure, Reactor};
 use super::status::PROPAGATION;
 use super::{QueueOptions, WorkQueue};
-use crate::nimbus::{self, AGENT_KIND, AgentReport, ITEM_KIND, Item, REPORT_KIND};
+use crate::nimbus::{self, AGENT_KIND, AgentReport, ITEM_KIND, Item, REPORT_KIND, ReportState};
 use crate::object::{Object, ObjectKey, Selector};
 use crate::store::update_status;
 use parking_lot::Mutex;
@@ -15,10 +15,17 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Failed reports of one owner, by agent and item key.
+type FailedReports = BTreeMap<(String, String), AgentReport>;
+
 /// The reports waiting for one reactor, and the queue of owners that have some.
 pub struct ReportRelay {
     reactor: String,
     pending: Mutex<HashMap<ObjectKey, BTreeMap<String, AgentReport>>>,
+    /// The failed reports among those offered, by agent and item: each is an event of the
+    /// owner, also when a later report of the same agent (on another item) replaced it in
+    /// `pending`.
+    failed: Mutex<HashMap<ObjectKey, FailedReports>>,
     queue: WorkQueue<ObjectKey>,
     lock_retry: Duration,
     /// The most writes one `on-agent-status` may hold.
@@ -35,6 +42,7 @@ impl ReportRelay {
         Self {
             reactor: reactor.to_owned(),
             pending: Mutex::new(HashMap::new()),
+            failed: Mutex::new(HashMap::new()),
             queue: WorkQueue::new(options),
             lock_retry,
             max_writes,
@@ -50,6 +58,10 @@ impl ReportRelay {
     /// Queues `report` for `owner`; a newer report of the same agent replaces an older one
     /// (the reactor reads the full picture through `nimbus.statuses` anyway).
     pub fn offer(&self, owner: ObjectKey, report: AgentReport) {
+        if report.state == ReportState::Failed {
+            let item = (report.agent.clone(), report.key.clone());
+            (self.failed.lock().entry(owner.clone()).or_default()).insert(item, report.clone());
+        }
         self.pending()
             .entry(owner.clone())
             .or_default()
@@ -73,6 +85,7 @@ impl ReportRelay {
         if !context.locks.owns(owner) {
             // Another replica owns the object; its own router hands it these reports.
             self.pending().remove(owner);
+            self.failed.lock().remove(owner);
             self.queue.forget(owner);
             return;
         }
@@ -81,7 +94,8 @@ impl ReportRelay {
             return;
         };
         let batch = self.pending().remove(owner).unwrap_or_default();
-        super::event_hooks::agent_reports(context, &self.reactor, owner, batch.values());
+        let failed = self.failed.lock().remove(owner).unwrap_or_default();
+        super::event_hooks::agent_reports(context, &self.reactor, owner, failed.values());
         let mut reports = batch.into_values();
         while let Some(report) = reports.next() {
             // Fresh each time: the previous call may have changed the status.

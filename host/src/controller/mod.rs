@@ -15,6 +15,7 @@ pub mod events;
 mod finalizers;
 mod host_imports;
 mod key_state;
+mod kinds;
 mod locks;
 mod options;
 mod outcome;
@@ -34,7 +35,7 @@ mod wasm;
 mod watches;
 mod worker;
 
-pub use admission::{Admission, AdmissionError};
+pub use admission::{Admission, AdmissionError, Admitter};
 pub use backoff::Backoff;
 pub use context::EngineContext;
 pub use engine::Engine;

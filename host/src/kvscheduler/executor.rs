@@ -25,6 +25,9 @@ pub struct Executor<'a> {
     pub reverting: bool,
     /// The operations retry failed ones (recorded as retries).
     pub retrying: bool,
+    /// The southbound's own values found by a refresh change without a recorded operation
+    /// (Ligato's refresh records none); notified ones are recorded.
+    pub quiet_observe: bool,
     /// Values being re-created: operations on them and their derived values are recorded
     /// as part of the re-creation.
     recreating: Vec<Key>,
@@ -51,6 +54,7 @@ impl<'a> Executor<'a> {
             stop_on_failure: false,
             reverting: false,
             retrying: false,
+            quiet_observe: false,
             recreating: Vec::new(),
             recreated: HashSet::new(),
             retry: None,
@@ -474,7 +478,9 @@ impl<'a> Executor<'a> {
                             Operation::Create
                         };
                         // Not a NOOP in Ligato's records: the value did change.
-                        self.push_op(key, operation, prev_state, prev_value, None);
+                        if !self.quiet_observe {
+                            self.push_op(key, operation, prev_state, prev_value, None);
+                        }
                         self.unlock(key).await;
                         self.observe_derived(key, &value, state).await;
                     }
@@ -498,7 +504,9 @@ impl<'a> Executor<'a> {
                         node.applied = None;
                         node.state = ValueState::Removed;
                     }
-                    self.push_op(key, Operation::Delete, prev_state, prev_value, None);
+                    if !self.quiet_observe {
+                        self.push_op(key, Operation::Delete, prev_state, prev_value, None);
+                    }
                     self.graph.remove(key);
                 }
             }

@@ -2,6 +2,7 @@
 //! dependency order, with derived values, PENDING, retries, revert and resync.
 
 pub mod api;
+mod compress;
 mod dependants;
 mod executor;
 mod graph;

@@ -133,8 +133,15 @@ impl<'r> Found<'r> {
 /// Makes the graph's belief match what was retrieved, as Ligato's refresh: base values
 /// gone from the southbound are no longer applied (MISSING), changed ones carry their
 /// actual value, values of a previous life are DISCOVERED (northbound) or OBTAINED
-/// (southbound), and derived values are derived from the retrieved base values.
+/// (southbound), and derived values are derived from the retrieved base values. The
+/// southbound's own values change without a recorded operation, as in Ligato's refresh.
 pub async fn apply_retrieved(executor: &mut Executor<'_>, retrieved: &Retrieved) {
+    let quiet = std::mem::replace(&mut executor.quiet_observe, true);
+    apply_found(executor, retrieved).await;
+    executor.quiet_observe = quiet;
+}
+
+async fn apply_found(executor: &mut Executor<'_>, retrieved: &Retrieved) {
     let direct = Found::new(executor.registry, retrieved).await;
     for (descriptor, values) in retrieved {
         let base: Vec<&RetrievedValue> = values

@@ -6,6 +6,7 @@ use super::api::{
     RetryOptions, TimelineEntry, TxnError, TxnMode, TxnOptions, TxnRecord, TxnType, Value,
     ValueOrigin, ValueState, ValueStatus,
 };
+use super::compress::compress;
 use super::executor::Executor;
 use super::graph::Graph;
 use super::history::History;
@@ -325,7 +326,7 @@ impl KvScheduler {
         };
         let retrying = matches!(work, Work::Retry(_));
         let revive = engine.registered;
-        let planned = plan(engine, &work, seq, retry, retrying, revive).await;
+        let planned = compress(plan(engine, &work, seq, retry, retrying, revive).await);
         if simulate {
             // Nothing ran: the number is not used up and nothing goes to the history.
             engine.seq -= 1;
@@ -380,7 +381,7 @@ impl KvScheduler {
             with_simulation: false,
             values,
             planned,
-            executed,
+            executed: compress(executed),
         };
         engine.history.push(record.clone());
         self.schedule_retries(engine, &record);

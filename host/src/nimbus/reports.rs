@@ -5,7 +5,7 @@
 use super::items::{OWNER_KIND, OWNER_NAME, hashed_name, object_name};
 use super::kinds::{ITEM_KIND, REPORT_KIND};
 use super::{Item, NimbusError};
-use crate::object::{ApplyRequest, Object, Selector};
+use crate::object::{ApplyRequest, Object, Selector, from_map};
 use crate::store::{Store, StoreError, retry_on_conflict};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -31,6 +31,7 @@ pub enum ReportState {
 
 /// One agent's report on one item.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct AgentReport {
     pub key: String,
     pub agent: String,
@@ -41,6 +42,11 @@ pub struct AgentReport {
     /// grows with every change of the value.
     pub revision: u64,
 }
+
+from_map!(
+    AgentReport,
+    "a report (key, agent, state, message, revision)"
+);
 
 /// A report inside a sheet (the key and agent are implied).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -24,7 +24,10 @@ pub struct DocumentError {
 pub struct InputDocument {
     #[schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
     kind: String,
-    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    #[schema(
+        pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
+        max_length = 63
+    )]
     name: String,
     #[serde(default)]
     labels: BTreeMap<String, String>,

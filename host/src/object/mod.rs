@@ -1,11 +1,15 @@
 //! The object document every reactor and client sees: kind, name, labels, spec, status, meta.
 
 mod document;
+mod from_map;
+mod kind;
 mod names;
 mod owner;
 mod selector;
 
 pub use document::{DocumentError, InputDocument, parse_documents};
+pub(crate) use from_map::from_map;
+pub use kind::{Column, KIND, KindError, KindSpec, validate_object_name};
 pub use names::{NameError, validate_kind, validate_name};
 pub use owner::{Owner, RESERVED_KINDS, is_reserved};
 pub use selector::{Selector, SelectorError};
@@ -27,7 +31,10 @@ pub type StoredObject = Object;
 pub struct Object {
     #[schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
     pub kind: String,
-    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    #[schema(
+        pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
+        max_length = 63
+    )]
     pub name: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
@@ -57,27 +64,7 @@ pub struct Meta {
     pub owner: Option<Owner>,
 }
 
-impl Serialize for Meta {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Meta::serialize(self, serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for Meta {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Fields;
-        impl<'de> serde::de::Visitor<'de> for Fields {
-            type Value = Meta;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a map of meta fields")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Meta, A::Error> {
-                Meta::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        deserializer.deserialize_map(Fields)
-    }
-}
+from_map!(Meta, "a map of meta fields");
 
 impl Object {
     /// The store key of this object.
@@ -102,10 +89,10 @@ pub struct ApplyRequest {
 }
 
 impl ApplyRequest {
-    /// Checks the kind and name rules.
+    /// Checks the kind and name rules (a Kind object is named after its kind).
     pub fn validate(&self) -> Result<(), NameError> {
         validate_kind(&self.kind)?;
-        validate_name(&self.name)
+        validate_object_name(&self.kind, &self.name)
     }
 
     pub fn key(&self) -> ObjectKey {

@@ -15,6 +15,10 @@ pub enum NameError {
         "name {0:?} is invalid: it must be lowercase letters, digits and '-', start and end with a letter or digit, and be at most 63 characters"
     )]
     BadName(String),
+    #[error(
+        "the name of a Kind object is the kind it describes: {0:?} must match [A-Za-z][A-Za-z0-9-]* and be at most 63 characters"
+    )]
+    BadKindName(String),
 }
 
 const MAX_LEN: usize = 63;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// component that ran the callback. An owned object is deleted when its owner goes, and only
 /// its owner's reactor may change or delete it through the store import.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct Owner {
     pub kind: String,
     pub name: String,
@@ -14,6 +14,8 @@ pub struct Owner {
     pub uid: String,
     pub component: String,
 }
+
+super::from_map!(Owner, "an owner (kind, name, uid, component)");
 
 impl Owner {
     /// Whether `other` is the same owner, perhaps in another incarnation (another uid).

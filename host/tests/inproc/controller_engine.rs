@@ -242,10 +242,8 @@ async fn rapid_create_update_delete_never_deletes_before_create() {
             .expect("update");
         w.store.delete("Thing", &name, None).await.expect("delete");
     }
-    eventually("every object left the store", || {
-        recorder.calls().len() >= 20
-    })
-    .await;
+    // An object created and deleted before the reactor first sees it is never reconciled
+    // (as in controller-runtime): under load fewer than 20 are, so wait for the store.
     let store = w.store.clone();
     let deadline = Instant::now() + Duration::from_secs(10);
     while !store

@@ -2,20 +2,87 @@
 //! the JSON file that the WASM mock descriptors share (in process or in an agent).
 
 use super::descriptor::MockSouthbound;
-use super::southbound::SouthboundState;
+use super::scenario::Action;
+use super::southbound::{MockOperation, Origin, PlannedError, SouthboundState};
+use reactor_host::kvscheduler::{Key, Value};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The name of the state file in the folder granted to the WASM mock descriptors.
 pub const STATE_FILE: &str = "southbound.json";
 
 /// Reads and changes the southbound state between a scenario's steps.
-pub trait SouthboundAccess {
-    fn update<R>(&self, change: impl FnOnce(&mut SouthboundState) -> R) -> anyhow::Result<R>;
+pub trait SouthboundAccess: Send + Sync {
+    /// Runs `change` on the state: read, changed, written back.
+    fn update_with(&self, change: &mut dyn FnMut(&mut SouthboundState)) -> anyhow::Result<()>;
+}
+
+impl dyn SouthboundAccess + '_ {
+    /// Runs `change` on the state and returns what it returned.
+    pub fn update<R>(&self, change: impl FnOnce(&mut SouthboundState) -> R) -> anyhow::Result<R> {
+        let mut change = Some(change);
+        let mut result = None;
+        self.update_with(&mut |state| {
+            if let Some(change) = change.take() {
+                result = Some(change(state));
+            }
+        })?;
+        result.ok_or_else(|| anyhow::anyhow!("the southbound state was not reached"))
+    }
+
+    /// What the southbound holds.
+    pub fn contents(&self) -> anyhow::Result<BTreeMap<Key, Value>> {
+        self.update(|state| state.contents())
+    }
+
+    /// Operations done since the last call.
+    pub fn pop_ops(&self) -> anyhow::Result<Vec<MockOperation>> {
+        self.update(|state| std::mem::take(&mut state.history))
+    }
+
+    /// Keys operated on wrongly (see `SouthboundState::invalid`).
+    pub fn invalid_keys(&self) -> anyhow::Result<Vec<Key>> {
+        self.update(|state| state.invalid.iter().cloned().collect())
+    }
+
+    /// Applies a southbound-side action (the same on every harness); false for the others.
+    pub fn act(&self, action: &Action) -> anyhow::Result<bool> {
+        match action {
+            Action::SbSet {
+                key,
+                value,
+                from_sb,
+                metadata,
+            } => {
+                let origin = if *from_sb {
+                    Origin::FromSouthbound
+                } else {
+                    Origin::FromNorthbound
+                };
+                self.update(|state| state.set(key, value.clone(), metadata.clone(), origin))?;
+                Ok(true)
+            }
+            Action::PlanError {
+                key,
+                error,
+                then_set,
+            } => {
+                let planned = PlannedError {
+                    error: error.clone(),
+                    then_set: then_set.clone(),
+                };
+                self.update(|state| state.plan_error(key, planned))?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
 }
 
 impl SouthboundAccess for MockSouthbound {
-    fn update<R>(&self, change: impl FnOnce(&mut SouthboundState) -> R) -> anyhow::Result<R> {
-        Ok(change(&mut self.lock()))
+    fn update_with(&self, change: &mut dyn FnMut(&mut SouthboundState)) -> anyhow::Result<()> {
+        change(&mut self.lock());
+        Ok(())
     }
 }
 
@@ -52,10 +119,9 @@ impl FileSouthbound {
 }
 
 impl SouthboundAccess for FileSouthbound {
-    fn update<R>(&self, change: impl FnOnce(&mut SouthboundState) -> R) -> anyhow::Result<R> {
+    fn update_with(&self, change: &mut dyn FnMut(&mut SouthboundState)) -> anyhow::Result<()> {
         let mut state = self.load()?;
-        let result = change(&mut state);
-        self.save(&state)?;
-        Ok(result)
+        change(&mut state);
+        self.save(&state)
     }
 }

@@ -3,19 +3,16 @@
 //! HTTP API (`/scheduler/...`) as a user would; the mock southbound is the guests' state
 //! file, read and changed between steps.
 
-use super::access::FileSouthbound;
+use super::access::{FileSouthbound, SouthboundAccess};
 use super::args::MockDescArgs;
 use super::harness::{Harness, Outcome};
-use super::native::{act_on_southbound, invalid_keys, pop_operations, southbound_contents};
 use super::scenario::{Action, Retry};
-use super::southbound::MockOperation;
 use super::wasm::{MOCK_COMPONENT, install_mock_descriptors, mock_settings, put_descriptor};
 use crate::{Agent, Host};
 use async_trait::async_trait;
 use reactor_host::agent::SchedulerClient;
 use reactor_host::agent::http::{ResyncRequest, RetryRequest, TxnAnswer, TxnRequest};
-use reactor_host::kvscheduler::{Dump, Key, TimelineEntry, TxnRecord, TxnType, Value, ValueStatus};
-use std::collections::BTreeMap;
+use reactor_host::kvscheduler::{Dump, Key, TimelineEntry, TxnRecord, TxnType, ValueStatus};
 use std::time::{Duration, Instant};
 
 /// How long a descriptor registered while running may take to serve.
@@ -101,13 +98,6 @@ impl AgentHarness {
     /// The client of the agent's API, once started.
     pub fn client(&self) -> anyhow::Result<&SchedulerClient> {
         self.client
-            .as_ref()
-            .ok_or_else(|| anyhow::anyhow!("the agent was not started"))
-    }
-
-    /// The mock southbound's state file, once started.
-    pub fn sb(&self) -> anyhow::Result<&FileSouthbound> {
-        self.sb
             .as_ref()
             .ok_or_else(|| anyhow::anyhow!("the agent was not started"))
     }
@@ -210,9 +200,6 @@ impl Harness for AgentHarness {
     }
 
     async fn act(&mut self, action: &Action) -> anyhow::Result<Outcome> {
-        if act_on_southbound(self.sb()?, action)? {
-            return Ok(Outcome::default());
-        }
         if let Action::Register(args) = action {
             return self.register(args).await;
         }
@@ -276,16 +263,11 @@ impl Harness for AgentHarness {
             .ok_or_else(|| anyhow::anyhow!("the agent answered no status for {key}"))
     }
 
-    async fn southbound(&mut self) -> anyhow::Result<BTreeMap<Key, Value>> {
-        southbound_contents(self.sb()?)
-    }
-
-    async fn pop_ops(&mut self) -> anyhow::Result<Vec<MockOperation>> {
-        pop_operations(self.sb()?)
-    }
-
-    async fn invalid_keys(&mut self) -> anyhow::Result<Vec<Key>> {
-        invalid_keys(self.sb()?)
+    fn sb(&self) -> anyhow::Result<&dyn SouthboundAccess> {
+        self.sb
+            .as_ref()
+            .map(|sb| sb as &dyn SouthboundAccess)
+            .ok_or_else(|| anyhow::anyhow!("the agent was not started"))
     }
 
     async fn history(&mut self) -> anyhow::Result<Vec<TxnRecord>> {

@@ -1,10 +1,10 @@
 //! One scenario list, several harnesses: what a harness must offer, and the runner that
 //! plays a scenario on it and checks every step.
 
+use super::access::SouthboundAccess;
 use super::args::MockDescArgs;
 use super::record::op_line;
 use super::scenario::{Action, Expect, Scenario};
-use super::southbound::MockOperation;
 use async_trait::async_trait;
 use reactor_host::kvscheduler::{
     Dump, Key, TimelineEntry, TxnRecord, Value, ValueState, ValueStatus,
@@ -31,20 +31,17 @@ pub struct Outcome {
 pub trait Harness: Send {
     /// Registers the scenario's descriptors; called once before the first step.
     async fn start(&mut self, descriptors: &[MockDescArgs]) -> anyhow::Result<()>;
-    /// Runs one action and says what it reported.
+    /// Runs one scheduler-side action (the runner does the southbound-side ones) and says
+    /// what it reported.
     async fn act(&mut self, action: &Action) -> anyhow::Result<Outcome>;
+    /// The mock southbound, once started.
+    fn sb(&self) -> anyhow::Result<&dyn SouthboundAccess>;
     /// The status of one value.
     async fn status(&mut self, key: &str) -> anyhow::Result<ValueStatus>;
     /// A dump of every view (it retrieves the southbound).
     async fn dump(&mut self) -> anyhow::Result<Dump>;
     /// The states one value went through.
     async fn timeline(&mut self, key: &str) -> anyhow::Result<Vec<TimelineEntry>>;
-    /// The whole southbound.
-    async fn southbound(&mut self) -> anyhow::Result<BTreeMap<Key, Value>>;
-    /// Operations done in the southbound since the last call.
-    async fn pop_ops(&mut self) -> anyhow::Result<Vec<MockOperation>>;
-    /// Keys operated on wrongly (see `SouthboundState::invalid`).
-    async fn invalid_keys(&mut self) -> anyhow::Result<Vec<Key>>;
     /// Every transaction record the scheduler keeps, oldest first.
     async fn history(&mut self) -> anyhow::Result<Vec<TxnRecord>>;
     /// Whether time runs for real (an agent process): after a `Wait` or a `Register` the
@@ -71,7 +68,7 @@ async fn check(
     here: &str,
 ) -> anyhow::Result<()> {
     seen.ops
-        .extend(harness.pop_ops().await?.iter().map(ToString::to_string));
+        .extend(harness.sb()?.pop_ops()?.iter().map(ToString::to_string));
     seen.records = harness
         .history()
         .await?
@@ -85,14 +82,14 @@ async fn check(
             seen.ops
         );
     }
-    let invalid = harness.invalid_keys().await?;
+    let invalid = harness.sb()?.invalid_keys()?;
     anyhow::ensure!(
         invalid.is_empty(),
         "{here}: keys operated on with wrong data: {invalid:?}"
     );
     if let Some(expected) = &expect.southbound {
         let expected: BTreeMap<Key, Value> = expected.iter().cloned().collect();
-        let got = harness.southbound().await?;
+        let got = harness.sb()?.contents()?;
         anyhow::ensure!(
             got == expected,
             "{here}: southbound\n  got      {got:?}\n  expected {expected:?}"
@@ -148,7 +145,7 @@ async fn check(
             .map(|s| s.key)
             .collect();
         // The dump's own retrieves are not the step's.
-        harness.pop_ops().await?;
+        harness.sb()?.pop_ops()?;
         anyhow::ensure!(
             &got == expected,
             "{here}: the dump shows {got:?} MISSING, expected {expected:?}"
@@ -211,6 +208,14 @@ fn key_set(keys: &[Key]) -> Vec<Key> {
     keys
 }
 
+/// Runs `action`: on the southbound if it is a southbound-side one, else by the harness.
+async fn act(harness: &mut dyn Harness, action: &Action) -> anyhow::Result<Outcome> {
+    if harness.sb()?.act(action)? {
+        return Ok(Outcome::default());
+    }
+    harness.act(action).await
+}
+
 /// Plays `scenario` on `harness`; the error names the scenario, the step and what differs.
 /// A harness on real time skips the steps that need controlled time.
 pub async fn run(scenario: &Scenario, harness: &mut dyn Harness) -> anyhow::Result<()> {
@@ -224,7 +229,7 @@ pub async fn run(scenario: &Scenario, harness: &mut dyn Harness) -> anyhow::Resu
     };
     harness.start(&scenario.descriptors).await?;
     // What starting did (an agent's resync at start) is not the scenario's.
-    harness.pop_ops().await?;
+    harness.sb()?.pop_ops()?;
     let mut last_seq = harness
         .history()
         .await?
@@ -237,8 +242,7 @@ pub async fn run(scenario: &Scenario, harness: &mut dyn Harness) -> anyhow::Resu
             continue;
         }
         let here = at(i, step.note);
-        let outcome = harness
-            .act(&step.action)
+        let outcome = act(harness, &step.action)
             .await
             .map_err(|e| e.context(here.clone()))?;
         let (failed, expected) = (key_set(&outcome.failed), key_set(&step.expect.failed));

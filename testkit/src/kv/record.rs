@@ -24,6 +24,12 @@ impl TxnExpect {
         }
     }
 
+    /// The planned operations, where they differ from the executed ones.
+    pub fn planned(mut self, planned: &[&str]) -> Self {
+        self.planned = Some(planned.iter().map(|l| (*l).to_owned()).collect());
+        self
+    }
+
     /// The plan is the executed operations (Ligato checks both against one list).
     pub fn as_planned(mut self) -> Self {
         self.planned = Some(self.executed.clone());

@@ -3,23 +3,14 @@
 //! configured with its [`MockDescArgs`] through the runtime's settings; the components share
 //! the mock southbound as a JSON file in a folder granted to them as `/mock`.
 
-use super::access::FileSouthbound;
+use super::access::{FileSouthbound, SouthboundAccess};
 use super::args::MockDescArgs;
-use super::harness::{Harness, Outcome};
-use super::native::{
-    act_on_scheduler, act_on_southbound, after_register, invalid_keys, pop_operations,
-    southbound_contents,
-};
-use super::scenario::Action;
-use super::southbound::MockOperation;
+use super::in_process::{Descriptors, InProcess};
 use async_trait::async_trait;
-use reactor_host::kvscheduler::{
-    Dump, Key, KvScheduler, TimelineEntry, TxnRecord, Value, ValueStatus, WasmDescriptor,
-};
+use reactor_host::kvscheduler::{KvScheduler, WasmDescriptor};
 use reactor_host::runtime::{
     Access, ComponentSettings, DirGrant, Grants, Runtime, RuntimeConfig, RuntimeSettings, World,
 };
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -95,25 +86,30 @@ async fn warm_data_dir() -> anyhow::Result<&'static Path> {
     Ok(data.as_path())
 }
 
-pub struct WasmHarness {
-    pub scheduler: KvScheduler,
+/// WASM mock descriptors: copies of the mock descriptor component loaded in a runtime of
+/// their own, sharing the southbound's state file.
+pub struct WasmDescriptors {
     tmp: tempfile::TempDir,
     sb: Option<FileSouthbound>,
     runtime: Option<Runtime>,
     descriptors: Vec<MockDescArgs>,
 }
 
+/// A scheduler with WASM mock descriptors.
+pub type WasmHarness = InProcess<WasmDescriptors>;
+
 impl WasmHarness {
     pub fn new() -> anyhow::Result<Self> {
-        Ok(Self {
-            scheduler: KvScheduler::new(),
+        Ok(InProcess::with(WasmDescriptors {
             tmp: tempfile::tempdir()?,
             sb: None,
             runtime: None,
             descriptors: Vec::new(),
-        })
+        }))
     }
+}
 
+impl WasmDescriptors {
     fn runtime(&self) -> anyhow::Result<&Runtime> {
         self.runtime
             .as_ref()
@@ -121,7 +117,7 @@ impl WasmHarness {
     }
 
     /// Loads `<name>.wasm` of the components folder and registers it.
-    async fn load(&self, name: &str) -> anyhow::Result<()> {
+    async fn load(&self, scheduler: &KvScheduler, name: &str) -> anyhow::Result<()> {
         let runtime = self.runtime()?;
         let path = self
             .tmp
@@ -130,38 +126,18 @@ impl WasmHarness {
             .join(format!("{name}.wasm"));
         runtime.load_file(&path, World::Descriptor).await?;
         let descriptor = WasmDescriptor::new(runtime.descriptor(name))?;
-        self.scheduler
-            .register_descriptor(Arc::new(descriptor))
-            .await;
+        scheduler.register_descriptor(Arc::new(descriptor)).await;
         Ok(())
-    }
-
-    /// A new descriptor is loaded and registered; a new version of one is applied as a
-    /// changed config entry, which reloads the component.
-    async fn register(&mut self, args: &MockDescArgs) -> anyhow::Result<Outcome> {
-        let new = put_descriptor(&mut self.descriptors, args);
-        let folder = self.tmp.path().join("mock");
-        let settings = mock_settings(&self.descriptors, &folder);
-        let merge = self.runtime()?.apply_settings(settings).await;
-        anyhow::ensure!(merge.stale.is_empty(), "not applied: {:?}", merge.stale);
-        if new {
-            let components = self.tmp.path().join("components");
-            install_mock_descriptors(std::slice::from_ref(args), &components)?;
-            self.load(&args.name).await?;
-        }
-        Ok(after_register(&self.scheduler, new).await)
-    }
-
-    fn sb(&self) -> anyhow::Result<&FileSouthbound> {
-        self.sb
-            .as_ref()
-            .ok_or_else(|| anyhow::anyhow!("the harness was not started"))
     }
 }
 
 #[async_trait]
-impl Harness for WasmHarness {
-    async fn start(&mut self, descriptors: &[MockDescArgs]) -> anyhow::Result<()> {
+impl Descriptors for WasmDescriptors {
+    async fn start(
+        &mut self,
+        scheduler: &KvScheduler,
+        descriptors: &[MockDescArgs],
+    ) -> anyhow::Result<()> {
         let folder = self.tmp.path().join("mock");
         self.sb = Some(FileSouthbound::create(&folder)?);
         let components = self.tmp.path().join("components");
@@ -171,46 +147,35 @@ impl Harness for WasmHarness {
         self.runtime = Some(Runtime::new(config)?);
         self.descriptors = descriptors.to_vec();
         for args in descriptors {
-            self.load(&args.name).await?;
+            self.load(scheduler, &args.name).await?;
         }
         Ok(())
     }
 
-    async fn act(&mut self, action: &Action) -> anyhow::Result<Outcome> {
-        if act_on_southbound(self.sb()?, action)? {
-            return Ok(Outcome::default());
+    /// A new descriptor is loaded and registered; a new version of one is applied as a
+    /// changed config entry, which reloads the component.
+    async fn register(
+        &mut self,
+        scheduler: &KvScheduler,
+        args: &MockDescArgs,
+    ) -> anyhow::Result<bool> {
+        let new = put_descriptor(&mut self.descriptors, args);
+        let folder = self.tmp.path().join("mock");
+        let settings = mock_settings(&self.descriptors, &folder);
+        let merge = self.runtime()?.apply_settings(settings).await;
+        anyhow::ensure!(merge.stale.is_empty(), "not applied: {:?}", merge.stale);
+        if new {
+            let components = self.tmp.path().join("components");
+            install_mock_descriptors(std::slice::from_ref(args), &components)?;
+            self.load(scheduler, &args.name).await?;
         }
-        if let Action::Register(args) = action {
-            return self.register(args).await;
-        }
-        Ok(act_on_scheduler(&self.scheduler, action).await)
+        Ok(new)
     }
 
-    async fn status(&mut self, key: &str) -> anyhow::Result<ValueStatus> {
-        Ok(self.scheduler.status(key).await)
-    }
-
-    async fn dump(&mut self) -> anyhow::Result<Dump> {
-        Ok(self.scheduler.dump().await)
-    }
-
-    async fn timeline(&mut self, key: &str) -> anyhow::Result<Vec<TimelineEntry>> {
-        Ok(self.scheduler.timeline(key).await)
-    }
-
-    async fn southbound(&mut self) -> anyhow::Result<BTreeMap<Key, Value>> {
-        southbound_contents(self.sb()?)
-    }
-
-    async fn pop_ops(&mut self) -> anyhow::Result<Vec<MockOperation>> {
-        pop_operations(self.sb()?)
-    }
-
-    async fn invalid_keys(&mut self) -> anyhow::Result<Vec<Key>> {
-        invalid_keys(self.sb()?)
-    }
-
-    async fn history(&mut self) -> anyhow::Result<Vec<TxnRecord>> {
-        Ok(self.scheduler.history().await)
+    fn sb(&self) -> anyhow::Result<&dyn SouthboundAccess> {
+        self.sb
+            .as_ref()
+            .map(|sb| sb as &dyn SouthboundAccess)
+            .ok_or_else(|| anyhow::anyhow!("the harness was not started"))
     }
 }

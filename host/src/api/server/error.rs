@@ -75,7 +75,10 @@ impl From<crate::controller::AdmissionError> for ApiError {
     fn from(error: crate::controller::AdmissionError) -> Self {
         use crate::controller::AdmissionError;
         let code = match &error {
-            AdmissionError::Refused { .. } => ErrorCode::Invalid,
+            AdmissionError::Refused { .. }
+            | AdmissionError::Invalid { .. }
+            | AdmissionError::Unregistered { .. }
+            | AdmissionError::Kind { .. } => ErrorCode::Invalid,
             AdmissionError::Store { source, .. } => code_of(source),
         };
         Self::new(code, error.to_string())

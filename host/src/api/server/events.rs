@@ -5,7 +5,7 @@ use super::openapi::Refused;
 use super::{ApiError, AppState};
 use crate::api::wire::EventsBody;
 use crate::controller::EventType;
-use crate::object::{Object, ObjectKey, validate_kind, validate_name};
+use crate::object::{Object, ObjectKey, validate_kind, validate_object_name};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -22,7 +22,10 @@ pub struct EventsQuery {
     kind: Option<String>,
     /// Only events of the object of this name (with `kind`).
     #[serde(default)]
-    #[param(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    #[param(
+        pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
+        max_length = 63
+    )]
     name: Option<String>,
 }
 
@@ -44,10 +47,10 @@ pub async fn list(
         validate_kind(kind)?;
     }
     if let Some(name) = &query.name {
-        if query.kind.is_none() {
+        let Some(kind) = &query.kind else {
             return Err(ApiError::invalid("name needs a kind"));
-        }
-        validate_name(name)?;
+        };
+        validate_object_name(kind, name)?;
     }
     let items = state
         .events

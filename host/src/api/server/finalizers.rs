@@ -7,7 +7,7 @@ use super::openapi::Refused;
 use super::path::Path;
 use super::{ApiError, AppState};
 use crate::api::wire::FinalizersBody;
-use crate::object::{Object, validate_kind, validate_name};
+use crate::object::{Object, validate_kind, validate_object_name};
 use crate::store::{StoreError, retry_on_conflict};
 use axum::Json;
 use axum::extract::State;
@@ -29,7 +29,7 @@ pub async fn remove(
     body: Result<JsonBody<FinalizersBody>, ApiError>,
 ) -> Result<Json<Option<Object>>, ApiError> {
     validate_kind(&kind)?;
-    validate_name(&name)?;
+    validate_object_name(&kind, &name)?;
     super::objects::check_writable(&kind)?;
     let JsonBody(body) = body?;
     let (store, kind, name) = (state.store.as_ref(), kind.as_str(), name.as_str());

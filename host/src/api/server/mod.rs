@@ -17,6 +17,7 @@ mod status;
 mod watch;
 
 pub use auth::require_token;
+pub use body::JsonBody;
 pub use components::ComponentsApi;
 pub use error::ApiError;
 

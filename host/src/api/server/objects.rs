@@ -7,12 +7,14 @@ use super::{ApiError, AppState};
 use crate::api::wire::ErrorCode;
 use crate::api::wire::{AppliedBody, ApplyBody, StatusBody};
 use crate::object::{
-    ApplyRequest, Object, Revision, Selector, is_reserved, validate_kind, validate_name,
+    ApplyRequest, Object, Revision, Selector, is_reserved, validate_kind, validate_object_name,
 };
 use crate::store::{Listing, StoreError};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
+use axum::http::header::WARNING;
+use axum::http::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -27,7 +29,10 @@ pub(super) struct ObjectPath {
     #[param(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
     kind: String,
     /// The object's name, unique within its kind.
-    #[param(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    #[param(
+        pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
+        max_length = 63
+    )]
     name: String,
 }
 
@@ -44,7 +49,7 @@ pub(super) struct KindPath {
 fn check(kind: &str, name: Option<&str>) -> Result<(), ApiError> {
     validate_kind(kind)?;
     if let Some(name) = name {
-        validate_name(name)?;
+        validate_object_name(kind, name)?;
     }
     Ok(())
 }
@@ -72,11 +77,11 @@ pub(super) fn check_writable(kind: &str) -> Result<(), ApiError> {
 )]
 pub async fn apply_many(
     State(state): State<AppState>,
-    JsonBody(body): JsonBody<ApplyBody>,
+    JsonBody(mut body): JsonBody<ApplyBody>,
 ) -> Answer<AppliedBody> {
-    admit(&state, &body).await?;
+    let warnings = admit(&state, &mut body).await?;
     let items = state.store.apply(body.objects).await?;
-    Ok(Json(AppliedBody { items }))
+    Ok(Json(AppliedBody { items, warnings }))
 }
 
 /// What `POST /v1/objects` would do with the same body (validation and admission run, the
@@ -91,25 +96,26 @@ pub async fn apply_many(
 )]
 pub async fn dry_run_many(
     State(state): State<AppState>,
-    JsonBody(body): JsonBody<ApplyBody>,
+    JsonBody(mut body): JsonBody<ApplyBody>,
 ) -> Answer<AppliedBody> {
-    admit(&state, &body).await?;
+    let warnings = admit(&state, &mut body).await?;
     let items = super::dry_run::plan(&state.store, &body.objects).await?;
-    Ok(Json(AppliedBody { items }))
+    Ok(Json(AppliedBody { items, warnings }))
 }
 
-/// Every document well formed and writable by a client, and admitted by the reactors.
-async fn admit(state: &AppState, body: &ApplyBody) -> Result<(), ApiError> {
+/// Every document well formed and writable by a client, and admitted (defaulted, and
+/// validated by its Kind and the reactors); the admission's warnings.
+async fn admit(state: &AppState, body: &mut ApplyBody) -> Result<Vec<String>, ApiError> {
     for (i, request) in body.objects.iter().enumerate() {
         request
             .validate()
             .map_err(|e| StoreError::in_document(i + 1, e.into()))?;
         check_writable(&request.kind).map_err(|e| e.in_document(i + 1))?;
     }
-    if let Some(admission) = &state.admission {
-        admission.admit(&body.objects).await?;
+    match &state.admission {
+        Some(admission) => Ok(admission.admit(&mut body.objects).await?),
+        None => Ok(Vec::new()),
     }
-    Ok(())
 }
 
 /// Applies one object; the body names the same kind and name as the path.
@@ -120,13 +126,13 @@ async fn admit(state: &AppState, body: &ApplyBody) -> Result<(), ApiError> {
     tag = "objects",
     params(ObjectPath),
     request_body = crate::object::StoredObject,
-    responses((status = 200, description = "The object as stored", body = crate::object::StoredObject), Refused)
+    responses((status = 200, description = "The object as stored; a `Warning` header (code 299) for each warning of the admission, e.g. a kind nothing knows of", body = crate::object::StoredObject), Refused)
 )]
 pub async fn apply_one(
     State(state): State<AppState>,
     Path((kind, name)): Path<(String, String)>,
     body: Result<JsonBody<Object>, ApiError>,
-) -> Answer<Object> {
+) -> Result<(HeaderMap, Json<Object>), ApiError> {
     check(&kind, Some(&name))?;
     check_writable(&kind)?;
     let JsonBody(object) = body?;
@@ -136,15 +142,29 @@ pub async fn apply_one(
             object.kind, object.name
         )));
     }
-    let requests = vec![ApplyRequest::from(object)];
-    if let Some(admission) = &state.admission {
-        admission.admit(&requests).await?;
-    }
+    let mut requests = vec![ApplyRequest::from(object)];
+    let warnings = match &state.admission {
+        Some(admission) => admission.admit(&mut requests).await?,
+        None => Vec::new(),
+    };
     let mut applied = state.store.apply(requests).await?;
     let applied = applied
         .pop()
         .ok_or_else(|| ApiError::invalid("nothing was applied"))?;
-    Ok(Json(applied.object))
+    Ok((warning_headers(&warnings), Json(applied.object)))
+}
+
+/// Warnings as HTTP `Warning` headers, code 299 with the text quoted, as Kubernetes sends
+/// them (a warning that cannot be a header value is left out).
+fn warning_headers(warnings: &[String]) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    for warning in warnings {
+        let quoted = warning.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{quoted}\"")) {
+            headers.append(WARNING, value);
+        }
+    }
+    headers
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -15,6 +15,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Deserialize;
+use std::task::Poll;
 use utoipa::IntoParams;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -74,36 +75,96 @@ async fn stream(
 
 /// Lines written to the connection at once at most: a burst of events goes out in a few
 /// large writes, a lone event at once.
-const LINES_PER_WRITE: usize = 512;
+/// The most bytes of lines gathered into one write: events already waiting are sent together
+/// (one write for many small ones), but a watcher that does not read holds at most this much
+/// beyond what its store watch buffers (one line more when a single event is larger).
+const BYTES_PER_WRITE: usize = 256 * 1024;
 
-/// A stream of events as newline-delimited JSON; an error ends it with an error line.
 pub(super) fn ndjson<T: serde::Serialize>(
     events: impl futures::Stream<Item = Result<T, StoreError>> + Send + 'static,
 ) -> Response {
-    let lines = events.ready_chunks(LINES_PER_WRITE).map(|ready| {
-        let mut lines = Vec::new();
-        for event in ready {
-            match event {
-                Ok(event) => serde_json::to_writer(&mut lines, &event),
-                Err(error) => serde_json::to_writer(&mut lines, &error_line(&error)),
-            }
-            .map_err(std::io::Error::other)?;
-            lines.push(b'\n');
-        }
-        Ok::<_, std::io::Error>(lines)
-    });
     (
         [(CONTENT_TYPE, "application/x-ndjson")],
-        Body::from_stream(lines),
+        Body::from_stream(writes(events, BYTES_PER_WRITE)),
     )
         .into_response()
 }
 
-/// The store ended the watch (e.g. the watcher fell behind past compaction): say why, last.
+/// The events as newline-terminated JSON lines, as many of those ready as fit in
+/// `max_bytes` per item (at least one).
+fn writes<T: serde::Serialize>(
+    events: impl futures::Stream<Item = Result<T, StoreError>> + Send + 'static,
+    max_bytes: usize,
+) -> impl futures::Stream<Item = std::io::Result<Vec<u8>>> + Send + 'static {
+    let mut events = Box::pin(events.fuse());
+    futures::stream::poll_fn(move |cx| {
+        let mut lines = Vec::new();
+        loop {
+            let next = match events.as_mut().poll_next_unpin(cx) {
+                Poll::Ready(Some(next)) => next,
+                Poll::Ready(None) if lines.is_empty() => return Poll::Ready(None),
+                Poll::Pending if lines.is_empty() => return Poll::Pending,
+                Poll::Ready(None) | Poll::Pending => return Poll::Ready(Some(Ok(lines))),
+            };
+            let written = match next {
+                Ok(event) => serde_json::to_writer(&mut lines, &event),
+                Err(error) => serde_json::to_writer(&mut lines, &error_line(&error)),
+            };
+            if let Err(e) = written {
+                return Poll::Ready(Some(Err(std::io::Error::other(e))));
+            }
+            lines.push(b'\n');
+            if lines.len() >= max_bytes {
+                return Poll::Ready(Some(Ok(lines)));
+            }
+        }
+    })
+}
+
 fn error_line(error: &StoreError) -> WatchErrorLine {
     WatchErrorLine {
         line_type: "error".into(),
         error: error.to_string(),
         code: code_of(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizes(max_bytes: usize, events: Vec<Result<String, StoreError>>) -> Vec<usize> {
+        let writes = writes(futures::stream::iter(events), max_bytes);
+        let writes: Vec<std::io::Result<Vec<u8>>> = futures::executor::block_on(writes.collect());
+        writes
+            .into_iter()
+            .map(|w| w.expect("written").len())
+            .collect()
+    }
+
+    #[test]
+    fn ready_events_share_a_write_up_to_the_byte_limit() {
+        // Each event is `"xxxxxxxx"` and a newline: 11 bytes.
+        let events = || (0..10).map(|_| Ok("x".repeat(8))).collect::<Vec<_>>();
+        assert_eq!(sizes(1000, events()), vec![110]);
+        assert_eq!(sizes(30, events()), vec![33, 33, 33, 11]);
+        // An event larger than the limit is one write of its own.
+        assert_eq!(
+            sizes(5, vec![Ok("x".repeat(20)), Ok("y".into())]),
+            vec![23, 4]
+        );
+    }
+
+    #[test]
+    fn an_error_is_a_line_of_its_own_kind() {
+        let events: Vec<Result<String, StoreError>> = vec![Err(StoreError::Compacted {
+            requested: 1,
+            oldest: 5,
+        })];
+        let writes = writes(futures::stream::iter(events), 1000);
+        let writes: Vec<std::io::Result<Vec<u8>>> = futures::executor::block_on(writes.collect());
+        let line = String::from_utf8(writes[0].as_ref().expect("written").clone()).expect("utf-8");
+        assert!(line.starts_with(r#"{"type":"error""#), "{line}");
+        assert!(line.ends_with('\n'), "{line}");
     }
 }

@@ -75,8 +75,6 @@ impl EmbeddedStore {
         })?;
         let path = dir.join("store.redb");
         let db = open_db(&path, options.cache_bytes)?;
-        crate::private::restrict_file(&path)
-            .map_err(|e| StoreError::Backend(format!("cannot protect {}: {e}", path.display())))?;
         Self::init_tables(&db)?;
         let (latest, oldest) = tables::read_counters(&db)?;
         let (events, _) = broadcast::channel(live::LIVE_BATCHES);
@@ -151,21 +149,10 @@ impl EmbeddedStore {
     }
 }
 
-/// Opens the redb file; a file redb cannot make sense of is an error, never a panic (redb
-/// panics on some damaged pages rather than answering an error).
+/// Opens the redb file (see [`crate::private::open_redb`]).
 fn open_db(path: &Path, cache_bytes: usize) -> Result<redb::Database, StoreError> {
-    let failed =
-        |reason: String| StoreError::Backend(format!("cannot open {}: {reason}", path.display()));
-    let opened = crate::private::quietly(|| {
-        redb::Builder::new()
-            .set_cache_size(cache_bytes)
-            .create(path)
-    });
-    match opened {
-        Ok(Ok(db)) => Ok(db),
-        Ok(Err(e)) => Err(failed(e.to_string())),
-        Err(panic) => Err(failed(format!("the file is damaged ({panic})"))),
-    }
+    crate::private::open_redb(path, cache_bytes)
+        .map_err(|reason| StoreError::Backend(format!("cannot open {}: {reason}", path.display())))
 }
 
 /// Dropping the store (as `serve` does when it stops) finishes the writes sent and lets redb

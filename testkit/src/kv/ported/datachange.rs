@@ -231,6 +231,39 @@ fn data_change_transaction_with_revert() -> Scenario {
                 (C3, Configured),
                 (C3_1, Configured),
                 (C3_2, Configured),
+            ])
+            .records(vec![
+                TxnExpect::new(
+                    NbTransaction,
+                    &[
+                        &format!("delete {C3_1} CONFIGURED->REMOVED derived recreate"),
+                        &format!("delete {C3_2} CONFIGURED->REMOVED derived recreate"),
+                        &format!("delete {C3} CONFIGURED->REMOVED recreate"),
+                        &format!("create {C3} REMOVED->CONFIGURED recreate"),
+                        &format!("create {C3_1} NONEXISTENT->CONFIGURED derived recreate"),
+                        &format!("delete {A1_2} CONFIGURED->REMOVED derived"),
+                        &format!("update {A1} CONFIGURED->FAILED ! failed to modify value"),
+                        // Reverting, newest first:
+                        &format!("update {A1} FAILED->CONFIGURED revert"),
+                        &format!("create {A1_2} NONEXISTENT->CONFIGURED derived revert"),
+                        &format!("delete {C3_1} CONFIGURED->REMOVED derived recreate revert"),
+                        &format!("delete {C3} CONFIGURED->REMOVED recreate revert"),
+                        &format!("create {C3} REMOVED->CONFIGURED recreate revert"),
+                        &format!("create {C3_1} NONEXISTENT->CONFIGURED derived recreate revert"),
+                        &format!("create {C3_2} NONEXISTENT->CONFIGURED derived revert"),
+                    ],
+                )
+                .planned(&[
+                    &format!("delete {C3_1} CONFIGURED->REMOVED derived recreate"),
+                    &format!("delete {C3_2} CONFIGURED->REMOVED derived recreate"),
+                    &format!("delete {C3} CONFIGURED->REMOVED recreate"),
+                    &format!("create {C3} REMOVED->CONFIGURED recreate"),
+                    &format!("create {C3_1} NONEXISTENT->CONFIGURED derived recreate"),
+                    &format!("delete {A1_2} CONFIGURED->REMOVED derived"),
+                    &format!("update {A1} CONFIGURED->CONFIGURED"),
+                    &format!("create {A1_1} NONEXISTENT->CONFIGURED derived"),
+                    &format!("create {B2_2} PENDING->CONFIGURED derived"),
+                ]),
             ]),
         ],
     }
@@ -369,7 +402,20 @@ fn failed_delete_of_derived_value() -> Scenario {
             .failed(&[A1_1])
             .ops(&[&format!("delete {A1_1} !"), &format!("retrieve {D1}")])
             .southbound(vec![(A1, array(&["item1"])), (A1_1, string("item1"))])
-            .states(&[(A1, Configured), (A1_1, Failed)]),
+            .states(&[(A1, Configured), (A1_1, Failed)])
+            .error(A1_1, "failed to delete value")
+            .records(vec![
+                TxnExpect::new(
+                    NbTransaction,
+                    &[&format!(
+                        "delete {A1_1} CONFIGURED->FAILED derived ! failed to delete value"
+                    )],
+                )
+                .planned(&[
+                    &format!("delete {A1_1} CONFIGURED->REMOVED derived"),
+                    &format!("delete {A1} CONFIGURED->REMOVED"),
+                ]),
+            ]),
         ],
     }
 }
@@ -417,7 +463,25 @@ fn failed_recreate_of_derived_value() -> Scenario {
                 &format!("create {A1_1} !"),
                 &format!("retrieve {D1}"),
             ])
-            .states(&[(A1, Configured), (A1_1, Failed)]),
+            .states(&[(A1, Configured), (A1_1, Failed)])
+            .error(A1_1, "failed to create value")
+            .records(vec![
+                TxnExpect::new(
+                    NbTransaction,
+                    &[
+                        &format!("update {A1} CONFIGURED->CONFIGURED"),
+                        &format!("delete {A1_1} CONFIGURED->REMOVED derived recreate"),
+                        &format!(
+                            "create {A1_1} REMOVED->FAILED derived recreate ! failed to create value"
+                        ),
+                    ],
+                )
+                .planned(&[
+                    &format!("update {A1} CONFIGURED->CONFIGURED"),
+                    &format!("delete {A1_1} CONFIGURED->REMOVED derived recreate"),
+                    &format!("create {A1_1} REMOVED->CONFIGURED derived recreate"),
+                ]),
+            ]),
         ],
     }
 }

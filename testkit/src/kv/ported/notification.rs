@@ -4,7 +4,7 @@ use super::{D1, D2, D3, PREFIX_A, PREFIX_B, PREFIX_C};
 use crate::kv::args::{MockDescArgs, array, string};
 use crate::kv::record::TxnExpect;
 use crate::kv::scenario::{Action, Scenario, Step, notify, plan_error, resync, txn_retry, wait};
-use reactor_host::kvscheduler::TxnType::SbNotification;
+use reactor_host::kvscheduler::TxnType::{RetryFailedOps, SbNotification};
 use reactor_host::kvscheduler::ValueState::*;
 use std::time::Duration;
 
@@ -205,6 +205,31 @@ fn notifications_with_retry() -> Scenario {
                 (B2_1, Configured),
                 (B2_2, Retrying),
                 (C3, Retrying),
+            ])
+            .records(vec![
+                TxnExpect::new(
+                    SbNotification,
+                    &[
+                        &format!("create {A1} NONEXISTENT->OBTAINED"),
+                        &format!("create {B2} PENDING->CONFIGURED"),
+                        &format!("create {B2_1} NONEXISTENT->CONFIGURED derived"),
+                        &format!("create {C3} PENDING->RETRYING ! failed to add value"),
+                        &format!("create {A1_1} NONEXISTENT->OBTAINED derived"),
+                        &format!("create {A1_2} NONEXISTENT->OBTAINED derived"),
+                        &format!(
+                            "create {B2_2} NONEXISTENT->RETRYING derived ! failed to add derived value"
+                        ),
+                    ],
+                )
+                .planned(&[
+                    &format!("create {A1} NONEXISTENT->OBTAINED"),
+                    &format!("create {B2} PENDING->CONFIGURED"),
+                    &format!("create {B2_1} NONEXISTENT->CONFIGURED derived"),
+                    &format!("create {C3} PENDING->CONFIGURED"),
+                    &format!("create {A1_1} NONEXISTENT->OBTAINED derived"),
+                    &format!("create {A1_2} NONEXISTENT->OBTAINED derived"),
+                    &format!("create {B2_2} NONEXISTENT->CONFIGURED derived"),
+                ]),
             ]),
             Step::new(
                 "after a second B2/item2 is retried: its base value is re-applied first",
@@ -216,13 +241,24 @@ fn notifications_with_retry() -> Scenario {
                 (B2_1, string("item1")),
                 (B2_2, string("item2")),
             ])
-            .states(&[(B2, Configured), (B2_2, Configured), (C3, Retrying)]),
+            .states(&[(B2, Configured), (B2_2, Configured), (C3, Retrying)])
+            .records(vec![TxnExpect::new(
+                RetryFailedOps,
+                &[
+                    &format!("update {B2} CONFIGURED->CONFIGURED retry"),
+                    &format!("create {B2_2} RETRYING->CONFIGURED derived retry"),
+                ],
+            )]),
             Step::new(
                 "after three seconds C3 is retried",
                 wait(Duration::from_secs(2)),
             )
             .ops(&[&format!("create {C3}")])
-            .states(&[(C3, Configured)]),
+            .states(&[(C3, Configured)])
+            .records(vec![TxnExpect::new(
+                RetryFailedOps,
+                &[&format!("create {C3} RETRYING->CONFIGURED retry")],
+            )]),
         ],
     }
 }

@@ -63,7 +63,8 @@ fn empty_resync() -> Scenario {
         steps: vec![
             Step::new("transaction against empty SB", resync(vec![]))
                 .ops(&[&format!("retrieve {D1}")])
-                .southbound(vec![]),
+                .southbound(vec![])
+                .records(vec![TxnExpect::new(FullResync, &[]).as_planned()]),
         ],
     }
 }
@@ -111,6 +112,19 @@ fn resync_with_empty_sb() -> Scenario {
                 (A1_2, Configured),
                 (A2, Configured),
                 (A2_1, Configured),
+            ])
+            .records(vec![
+                TxnExpect::new(
+                    FullResync,
+                    &[
+                        &format!("create {A1} NONEXISTENT->CONFIGURED"),
+                        &format!("create {A1_1} NONEXISTENT->CONFIGURED derived"),
+                        &format!("create {A2} NONEXISTENT->CONFIGURED"),
+                        &format!("create {A2_1} NONEXISTENT->CONFIGURED derived"),
+                        &format!("create {A1_2} NONEXISTENT->CONFIGURED derived"),
+                    ],
+                )
+                .as_planned(),
             ]),
             step_ops(
                 Step::new(
@@ -128,7 +142,20 @@ fn resync_with_empty_sb() -> Scenario {
                 ],
             )
             .southbound(vec![])
-            .states(&[(A1, Nonexistent), (A2, Nonexistent), (A1_1, Nonexistent)]),
+            .states(&[(A1, Nonexistent), (A2, Nonexistent), (A1_1, Nonexistent)])
+            .records(vec![
+                TxnExpect::new(
+                    FullResync,
+                    &[
+                        &format!("delete {A1_2} CONFIGURED->REMOVED derived"),
+                        &format!("delete {A2_1} CONFIGURED->REMOVED derived"),
+                        &format!("delete {A2} CONFIGURED->REMOVED"),
+                        &format!("delete {A1_1} CONFIGURED->REMOVED derived"),
+                        &format!("delete {A1} CONFIGURED->REMOVED"),
+                    ],
+                )
+                .as_planned(),
+            ]),
         ],
     }
 }
@@ -263,7 +290,18 @@ fn resync_not_removing_sb_values() -> Scenario {
                 (A2, array(&["item1"])),
                 (A2_1, string("item1")),
             ])
-            .states(&[(A1, Obtained), (A2, Configured), (A2_1, Configured)]),
+            .states(&[(A1, Obtained), (A2, Configured), (A2_1, Configured)])
+            .records(vec![
+                TxnExpect::new(
+                    FullResync,
+                    &[
+                        &format!("create {A2} NONEXISTENT->CONFIGURED"),
+                        &format!("create {A2_1} NONEXISTENT->CONFIGURED derived"),
+                    ],
+                ),
+                // The plan is made on belief, without a retrieve (see the README): it
+                // does not know A1 yet.
+            ]),
         ],
     }
 }
@@ -313,6 +351,23 @@ fn resync_with_multiple_descriptors() -> Scenario {
             (C3, Configured),
             (C3_1, Configured),
             (C3_2, Configured),
+        ])
+        .records(vec![
+            TxnExpect::new(
+                FullResync,
+                &[
+                    &format!("delete {C3_1} DISCOVERED->REMOVED derived recreate"),
+                    &format!("delete {C3} DISCOVERED->REMOVED recreate"),
+                    &format!("create {C3} REMOVED->CONFIGURED recreate"),
+                    &format!("create {C3_1} NONEXISTENT->CONFIGURED derived recreate"),
+                    &format!("create {C3_2} NONEXISTENT->CONFIGURED derived"),
+                    &format!("delete {A1_1} DISCOVERED->REMOVED derived"),
+                    &format!("update {A1} DISCOVERED->CONFIGURED"),
+                    &format!("create {A1_2} NONEXISTENT->CONFIGURED derived"),
+                    &format!("update {B2} DISCOVERED->CONFIGURED"),
+                    &format!("create {B2_2} NONEXISTENT->PENDING derived noop"),
+                ],
+            ), // The plan is made on belief, without a retrieve (see the README).
         ]),
     );
     Scenario {
