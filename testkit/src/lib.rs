@@ -34,7 +34,9 @@ pub use lines::LineReader;
 pub use mem_store::MemStore;
 pub use metric::metric;
 pub use object::object;
-pub use output::{applied_revision, assert_fails_with, assert_usage_error, stderr, stdout};
+pub use output::{
+    applied_revision, assert_fails_with, assert_usage_error, stderr, stdout, table_rows,
+};
 pub use policy::THREE;
 pub use recording_host::RecordingHost;
 pub use sink::Sink;

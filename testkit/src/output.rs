@@ -19,6 +19,20 @@ pub fn applied_revision(output: &str, what: &str) -> u64 {
         .unwrap_or_else(|| panic!("no revision of {what} in apply's output: {output}"))
 }
 
+/// The rows of a printed table, split on runs of two spaces or more (cells hold single
+/// spaces).
+pub fn table_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
 /// The command's stdout as text.
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()

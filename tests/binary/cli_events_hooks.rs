@@ -3,20 +3,7 @@
 //! is held by finalizers; `reactor-host events` and `describe` show both.
 
 use reactor_testkit::policy::{apply, policy, policy_host};
-use reactor_testkit::{Agent, Host, eventually, install, stderr, stdout};
-
-/// The rows of a table, split on runs of two spaces or more (cells hold single spaces).
-fn rows(text: &str) -> Vec<Vec<String>> {
-    text.lines()
-        .map(|l| {
-            l.split("  ")
-                .map(str::trim)
-                .filter(|c| !c.is_empty())
-                .map(str::to_owned)
-                .collect()
-        })
-        .collect()
-}
+use reactor_testkit::{Agent, Host, eventually, install, stderr, stdout, table_rows};
 
 fn cli_ok(host: &Host, args: &[&str]) -> String {
     let out = host.cli(args);
@@ -46,7 +33,7 @@ fn an_agent_failing_an_item_is_an_event_of_its_owner() {
         "the agent's failure is an event of Policy/escape",
         60,
         || {
-            let table = rows(&cli_ok(&host, &["events", "Policy", "escape"]));
+            let table = table_rows(&cli_ok(&host, &["events", "Policy", "escape"]));
             table
                 .into_iter()
                 .find(|r| r.get(2).is_some_and(|c| c == "AgentFailed"))
@@ -117,7 +104,7 @@ fn a_delete_held_by_finalizers_is_an_event() {
     );
 
     cli_ok(&host, &["delete", "Probe", "p"]);
-    let table = rows(&cli_ok(&host, &["events", "Probe", "p"]));
+    let table = table_rows(&cli_ok(&host, &["events", "Probe", "p"]));
     assert_eq!(table.len(), 2, "{table:?}");
     assert_eq!(
         table[1][1..6],
@@ -130,7 +117,7 @@ fn a_delete_held_by_finalizers_is_an_event() {
 
     // Deleting again while held counts the same event up.
     cli_ok(&host, &["delete", "Probe", "p"]);
-    let table = rows(&cli_ok(&host, &["events", "Probe", "p"]));
+    let table = table_rows(&cli_ok(&host, &["events", "Probe", "p"]));
     assert_eq!(table.len(), 2, "{table:?}");
     assert_eq!(table[1][5], "2");
 

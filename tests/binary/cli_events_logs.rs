@@ -2,7 +2,7 @@
 //! `reactor-host events [KIND [NAME]]` shows its errors with counts, `logs COMPONENT` (and
 //! `-f`) what it printed, and `GET /v1/events` the same as JSON.
 
-use reactor_testkit::{Host, assert_fails_with, eventually, stderr, stdout};
+use reactor_testkit::{Host, assert_fails_with, eventually, stderr, stdout, table_rows};
 
 fn started() -> (tempfile::TempDir, Host) {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -16,19 +16,6 @@ fn started() -> (tempfile::TempDir, Host) {
 fn apply(host: &Host, yaml: &str) {
     let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(yaml));
     assert!(out.status.success(), "{}", stderr(&out));
-}
-
-/// The rows of a table, split on runs of two spaces or more (cells hold single spaces).
-fn rows(text: &str) -> Vec<Vec<String>> {
-    text.lines()
-        .map(|l| {
-            l.split("  ")
-                .map(str::trim)
-                .filter(|c| !c.is_empty())
-                .map(str::to_owned)
-                .collect()
-        })
-        .collect()
 }
 
 #[test]
@@ -45,7 +32,7 @@ fn a_failing_reactor_shows_its_events_and_its_log_lines() {
     let boom = eventually("boom's errors are counted", 60, || {
         let out = host.cli(&["events", "Chaos", "boom"]);
         assert!(out.status.success(), "{}", stderr(&out));
-        let table = rows(&stdout(&out));
+        let table = table_rows(&stdout(&out));
         let row = table.get(1)?.clone();
         (row[5].parse::<u64>().ok()? >= 3).then_some((table, row))
     });
@@ -74,7 +61,7 @@ fn a_failing_reactor_shows_its_events_and_its_log_lines() {
         let text = stdout(&host.cli(&["events", "Chaos"]));
         text.contains("PermanentFailure").then_some(text)
     });
-    let nofile: Vec<_> = rows(&all)
+    let nofile: Vec<_> = table_rows(&all)
         .into_iter()
         .filter(|r| r.get(3).is_some_and(|o| o == "Chaos/nofile"))
         .collect();

@@ -93,30 +93,36 @@ fn thing(name: &str) -> ApplyRequest {
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_rollout_runs_every_object_at_its_pace_and_fresh_objects_go_first() {
+/// How many runs `version` made.
+fn count(runs: &Runs, version: &str) -> usize {
+    let runs = runs.lock().expect("lock");
+    runs.iter().filter(|r| r.2 == version).count()
+}
+
+/// `n` Things on an in-memory store, each created by version v1 of the reactor.
+async fn started_at_v1(n: usize) -> (Arc<dyn Store>, Runs, Reconciler) {
     let store: Arc<dyn Store> = Arc::new(MemStore::default());
-    let n = 100;
     let requests = (0..n).map(|i| thing(&format!("t{i:03}"))).collect();
     store.apply(requests).await.expect("apply");
-    let runs = Arc::new(Mutex::new(Vec::new()));
+    let runs: Runs = Arc::default();
     let context = EngineContext::new(store.clone(), ObjectLocks::default());
     let controller = Reconciler::start(
         Versioned::new("v1", &runs),
         context,
         ControllerOptions::default(),
     );
-    let count = |version: &str| {
-        runs.lock()
-            .expect("lock")
-            .iter()
-            .filter(|r| r.2 == version)
-            .count()
-    };
     eventually_async("v1 created every object", Duration::from_secs(20), || {
-        count("v1") == n
+        count(&runs, "v1") == n
     })
     .await;
+    (store, runs, controller)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rollout_runs_every_object_at_its_pace_and_fresh_objects_go_first() {
+    let n = 100;
+    let (store, runs, controller) = started_at_v1(n).await;
+    let count = |version: &str| count(&runs, version);
 
     controller.replace_reactor(Versioned::new("v2", &runs));
     let progress = Arc::new(Progress::default());
@@ -181,28 +187,9 @@ async fn a_rollout_runs_every_object_at_its_pace_and_fresh_objects_go_first() {
 
 #[tokio::test(start_paused = true)]
 async fn a_newer_version_mid_rollout_rolls_out_to_every_object_again() {
-    let store: Arc<dyn Store> = Arc::new(MemStore::default());
     let n = 40;
-    let requests = (0..n).map(|i| thing(&format!("t{i:03}"))).collect();
-    store.apply(requests).await.expect("apply");
-    let runs: Runs = Arc::default();
-    let context = EngineContext::new(store.clone(), ObjectLocks::default());
-    let controller = Reconciler::start(
-        Versioned::new("v1", &runs),
-        context,
-        ControllerOptions::default(),
-    );
-    let count = |version: &str| {
-        runs.lock()
-            .expect("lock")
-            .iter()
-            .filter(|r| r.2 == version)
-            .count()
-    };
-    eventually_async("v1 created every object", Duration::from_secs(20), || {
-        count("v1") == n
-    })
-    .await;
+    let (store, runs, controller) = started_at_v1(n).await;
+    let count = |version: &str| count(&runs, version);
     let progress = Arc::new(Progress::default());
     let plan = |version: &str, previous: &str| RolloutPlan {
         version: version.into(),
