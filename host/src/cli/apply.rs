@@ -1,7 +1,6 @@
 //! `reactor-host apply -f FILE|- [--dry-run]`.
 
-use super::client_args::{ClientArgs, explain};
-use crate::api::ClientError;
+use super::client_args::ClientArgs;
 use crate::store::ApplyOutcome;
 use clap::Args;
 use std::path::PathBuf;
@@ -23,13 +22,7 @@ pub async fn run(args: ApplyArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let answer = client
         .apply_answer(requests, args.dry_run)
         .await
-        .map_err(|e| match e {
-            // The server names the document; say which file it is in.
-            ClientError::Server { ref message, .. } if message.starts_with("document ") => {
-                anyhow::anyhow!("{source}: {message}")
-            }
-            other => explain(other),
-        })?;
+        .map_err(|e| super::documents::refusal(&source, e))?;
     for warning in &answer.warnings {
         eprintln!("warning: {source}: {warning}");
     }

@@ -4,7 +4,6 @@
 
 use super::client_args::{ClientArgs, explain};
 use super::exit::Exit;
-use crate::api::ClientError;
 use crate::api::wire::ErrorCode;
 use crate::object::{ApplyRequest, Object};
 use clap::Args;
@@ -42,12 +41,7 @@ async fn compare(args: &DiffArgs, global: &ClientArgs) -> anyhow::Result<bool> {
     let planned = client
         .apply_with(requests.clone(), true)
         .await
-        .map_err(|e| match e {
-            ClientError::Server { ref message, .. } if message.starts_with("document ") => {
-                anyhow::anyhow!("{source}: {message}")
-            }
-            other => explain(other),
-        })?;
+        .map_err(|e| super::documents::refusal(&source, e))?;
     let mut differs = false;
     for (request, planned) in requests.iter().zip(planned) {
         let live = match client.get(&request.kind, &request.name).await {

@@ -1,5 +1,6 @@
 //! Object documents read from `-f FILE`, or from standard input with `-f -`.
 
+use crate::api::ClientError;
 use crate::object::{ApplyRequest, parse_documents};
 use anyhow::Context;
 use std::io::Read;
@@ -24,4 +25,15 @@ pub fn read(file: &Path) -> anyhow::Result<(String, Vec<ApplyRequest>)> {
     };
     let requests = parse_documents(&text).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
     Ok((source, requests))
+}
+
+/// A server's answer to documents of `source`: a refusal naming a document (`document N:
+/// ...`) is said to be in `source`; other errors get the client's hints.
+pub fn refusal(source: &str, error: ClientError) -> anyhow::Error {
+    match error {
+        ClientError::Server { ref message, .. } if message.starts_with("document ") => {
+            anyhow::anyhow!("{source}: {message}")
+        }
+        other => super::client_args::explain(other),
+    }
 }

@@ -188,7 +188,7 @@ async fn a_rollout_runs_every_object_at_its_pace_and_fresh_objects_go_first() {
 #[tokio::test(start_paused = true)]
 async fn a_newer_version_mid_rollout_rolls_out_to_every_object_again() {
     let n = 40;
-    let (store, runs, controller) = started_at_v1(n).await;
+    let (_store, runs, controller) = started_at_v1(n).await;
     let count = |version: &str| count(&runs, version);
     let progress = Arc::new(Progress::default());
     let plan = |version: &str, previous: &str| RolloutPlan {
