@@ -93,20 +93,26 @@ fn rollout_events(host: &Host) -> Vec<String> {
         .unwrap_or_default()
 }
 
-#[test]
-fn a_new_version_re_reconciles_every_object_and_records_itself() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let host = Host::start(&tmp.path().join("data"), &["--rollout-rate", "100"]);
-    deploy(&host, "version-1");
-    let v1 = serving(&host, "version-1");
-    let n = 60;
+/// Deploys version-1, applies `n` echoes and waits until it reconciled them all; its sha prefix.
+fn echoes_at_version_1(host: &Host, n: usize) -> String {
+    deploy(host, "version-1");
+    let v1 = serving(host, "version-1");
     let applied = host.cli_with_stdin(&["apply", "-f", "-"], Some(&echoes(n)));
     assert!(
         applied.status.success(),
         "{}",
         reactor_testkit::stderr(&applied)
     );
-    all_reconciled_by(&host, n, "version-1", &v1);
+    all_reconciled_by(host, n, "version-1", &v1);
+    v1
+}
+
+#[test]
+fn a_new_version_re_reconciles_every_object_and_records_itself() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = Host::start(&tmp.path().join("data"), &["--rollout-rate", "100"]);
+    let n = 60;
+    let v1 = echoes_at_version_1(&host, n);
     assert!(table_line(&host).contains(" - "), "{}", table_line(&host));
     assert_eq!(
         component(&host).get("rollout"),
@@ -160,16 +166,8 @@ fn a_canary_that_traps_rolls_back_by_itself_and_a_good_one_completes() {
     std::fs::write(&config, "rollout: {rate: 100, canary: 0.25}\n").expect("config");
     let config = config.to_str().expect("utf8").to_owned();
     let host = Host::start(&tmp.path().join("data"), &["--config", &config]);
-    deploy(&host, "version-1");
-    let v1 = serving(&host, "version-1");
     let n = 20;
-    let applied = host.cli_with_stdin(&["apply", "-f", "-"], Some(&echoes(n)));
-    assert!(
-        applied.status.success(),
-        "{}",
-        reactor_testkit::stderr(&applied)
-    );
-    all_reconciled_by(&host, n, "version-1", &v1);
+    let v1 = echoes_at_version_1(&host, n);
 
     deploy(&host, "version-trap");
     let line = eventually("the trapping version is rolled back", 60, || {

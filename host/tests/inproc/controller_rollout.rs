@@ -75,6 +75,14 @@ impl Reactor for Versioned {
 #[derive(Default)]
 struct Progress(Mutex<Vec<RolloutInfo>>);
 
+impl Progress {
+    /// The newest progress reported.
+    fn last(&self) -> RolloutInfo {
+        let reports = self.0.lock().expect("lock");
+        reports.last().cloned().expect("progress")
+    }
+}
+
 impl RolloutSink for Progress {
     fn progress(&self, info: RolloutInfo) {
         self.0.lock().expect("lock").push(info);
@@ -163,13 +171,7 @@ async fn a_rollout_runs_every_object_at_its_pace_and_fresh_objects_go_first() {
         last >= Duration::from_millis(4900) && last < Duration::from_millis(6000),
         "100 objects at 20/s take about 5 s: {last:?}"
     );
-    let done = progress
-        .0
-        .lock()
-        .expect("lock")
-        .last()
-        .cloned()
-        .expect("progress");
+    let done = progress.last();
     assert_eq!(
         (done.phase, done.rolled, done.total),
         (RolloutPhase::Done, n as u64, n as u64)
@@ -222,13 +224,7 @@ async fn a_newer_version_mid_rollout_rolls_out_to_every_object_again() {
     assert!(count("v2") < n, "v2's rollout stopped: {}", count("v2"));
     // An object in flight when v3 arrived may run once more; none is left out.
     assert!(count("v3") <= n + 2, "v3 ran {} times", count("v3"));
-    let last = progress
-        .0
-        .lock()
-        .expect("lock")
-        .last()
-        .cloned()
-        .expect("progress");
+    let last = progress.last();
     assert_eq!(
         (last.version.as_str(), last.phase, last.rolled, last.total),
         ("v3", RolloutPhase::Done, n as u64, n as u64)
