@@ -1,0 +1,82 @@
+//! `reactor-host test COMPONENT.wasm -f FIXTURES.yaml [--expect EXPECTED.yaml]`: runs a
+//! reactor component against fixtures, without a server, on the embedded store kept in memory,
+//! and prints (or checks) the objects, statuses and items its reconciles leave.
+
+mod expect;
+mod fixtures;
+mod settle;
+mod setup;
+mod view;
+
+use super::client_args::ClientArgs;
+use super::exit::Exit;
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// The reactor component (`.wasm`, world `controller`), named after its file as in a
+    /// components folder.
+    pub component: PathBuf,
+    /// A fixture file: YAML or JSON documents, as for `apply -f`. Several are applied in
+    /// order, each all or nothing, and the reconciles run to quiescence after each.
+    #[arg(short = 'f', long = "filename", required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Compare the result with this file (the YAML this command prints): exit 0 with an
+    /// `ok` line when equal, 1 with a unified diff when not.
+    #[arg(long, value_name = "FILE")]
+    pub expect: Option<PathBuf>,
+    /// The component config file, as `serve --config` reads it (config, limits, grants).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// How many times a failing object runs (its backoff skipped) before it is reported as
+    /// still retrying.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub attempts: u32,
+    /// How long the reconciles after one fixture file may take before the run fails.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+    /// Keep the compiled component in this folder between runs (by default it is compiled
+    /// into a temporary folder, removed at the end).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+pub async fn run(args: TestArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    global.refuse(
+        "test",
+        &["--server", "--token", "--token-file", "--data", "--agent"],
+    )?;
+    // Everything the user gave is read before anything runs.
+    let fixtures = fixtures::read_all(&args.files)?;
+    let expected = args
+        .expect
+        .as_deref()
+        .map(expect::Expected::read)
+        .transpose()?;
+    let host = setup::Host::start(&args).await?;
+    for fixture in &fixtures {
+        fixture.apply(&host.admitter, host.store.as_ref()).await?;
+        let settled = settle::settle(&host.engine, args.attempts, args.timeout)
+            .await
+            .map_err(|e| anyhow::anyhow!("after {}: {e}", fixture.source))?;
+        settled.report(args.attempts);
+    }
+    let result = view::render(host.store.as_ref()).await?;
+    match expected {
+        None => print!("{result}"),
+        Some(expected) => match expected.diff(&result) {
+            None => println!("ok: {}", expected.source),
+            Some(diff) => {
+                print!("{diff}");
+                return Err(Exit {
+                    code: 1,
+                    message: Some(format!("the result differs from {}", expected.source)),
+                }
+                .into());
+            }
+        },
+    }
+    Ok(())
+}
