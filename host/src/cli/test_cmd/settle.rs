@@ -4,8 +4,11 @@
 //! runs in all; then the object is reported as still retrying. Timed requeues and resyncs
 //! are not waited for.
 
+use crate::controller::status::RECONCILE;
 use crate::controller::{Activity, Engine};
 use crate::object::ObjectKey;
+use crate::store::{Store, StoreError};
+use serde_json::Value;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -72,11 +75,37 @@ pub async fn settle(engine: &Engine, attempts: u32, timeout: Duration) -> anyhow
         // (a task the engine spawned, e.g. collecting an owner's children, would write).
         let revision = store.revision().await?;
         if quiet_at == Some(revision) {
+            still_failing(store.as_ref(), &mut settled.retrying).await?;
             return Ok(settled);
         }
         quiet_at = Some(revision);
         tokio::time::sleep(POLL * 2).await;
     }
+}
+
+/// Keeps the objects whose status still records a failure to retry: one cancelled earlier
+/// may have run again since (something it watches changed) and succeeded.
+async fn still_failing(
+    store: &dyn Store,
+    retrying: &mut Vec<(ObjectKey, u32)>,
+) -> Result<(), StoreError> {
+    let mut failing = Vec::new();
+    for (key, runs) in retrying.drain(..) {
+        let Some(object) = store.get(key.kind(), key.name()).await? else {
+            continue;
+        };
+        let reconcile = object.status.get(RECONCILE).and_then(Value::as_object);
+        let fails = reconcile.is_some_and(|reactors| {
+            reactors.values().any(|entry| {
+                entry["attempts"].as_u64().is_some_and(|n| n > 0) && entry["permanent"] != true
+            })
+        });
+        if fails {
+            failing.push((key, runs));
+        }
+    }
+    *retrying = failing;
+    Ok(())
 }
 
 /// Cancels what is due later, remembering it for the report.
