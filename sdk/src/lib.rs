@@ -140,6 +140,9 @@ pub mod store;
 #[cfg(feature = "descriptor")]
 mod descriptor;
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
+
 #[cfg(feature = "controller")]
 pub use controller::{
     Action, Error, Info, ItemState, ItemStatus, Meta, Object, Owner, Reactor, Reference, Selection,
