@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: sets up what is missing, then runs every test of the workspace
 # (unit, store, property, the in-process integration tests of host/tests/inproc and those
-# that drive the real binary, tests/binary), then the suites of tests/binary that drive a
+# that drive the real binary, tests/binary), the SDKs' and the examples' unit tests in each
+# language's own runner (scripts/test-sdk.sh), then the suites of tests/binary that drive a
 # server once more on etcd (the backend matrix, testkit/src/host.rs), then fuzzes the HTTP API
 # from its OpenAPI document and the document parser and wire types with cargo-fuzz.
 set -euo pipefail
@@ -9,6 +10,8 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 status=0
 cargo test --workspace --no-fail-fast "$@" || status=$?
+# The SDKs' fake hosts and the examples' unit tests, in Rust, Python and JavaScript.
+scripts/test-sdk.sh || status=$?
 # The etcd matrix: these modules of the one binary-driving test binary, by filter. Each
 # server they start gets an etcd of its own; a failure of the first run does not hide what
 # this one finds. `--workspace` keeps the features of the build above, so nothing is rebuilt.

@@ -20,36 +20,51 @@ The module imports the generated bindings (`wit_world`) that componentize-py pro
 build time; build with `-p sdk/python` so that it is found:
 
     componentize-py -d wit -w controller componentize app -p . -p sdk/python -o app.wasm
+
+In a plain Python process (unit tests) it uses the stand-ins of `reactor_sdk_wit` instead,
+whose host calls a `reactor_sdk_testing.FakeHost` answers.
 """
 
 import json
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from componentize_py_types import Err
+try:
+    from componentize_py_types import Err
+except ImportError:  # a plain Python process (unit tests): stand-ins answered by a fake host
+    import reactor_sdk_wit as _standin
+    from reactor_sdk_wit import Err
+else:
+    _standin = None
 
-try:  # both worlds
-    from wit_world.imports import config as _config
-    from wit_world.imports import log as _log
-except ImportError:  # pragma: no cover - outside a component build
-    _config = None
-    _log = None
-
-try:  # world `controller`
-    from wit_world.exports import Reactor as _ReactorProtocol
-    from wit_world.exports import reactor as _reactor
-    from wit_world.imports import nimbus as _nimbus
-    from wit_world.imports import store as _store
-    from wit_world.imports import types as _types
-except ImportError:
+if _standin is not None:  # see reactor_sdk_testing.FakeHost
+    _config, _log = _standin.config, _standin.log
     _ReactorProtocol = object
-    _reactor = _nimbus = _store = _types = None
+    _reactor, _nimbus, _store, _types = _standin.reactor, _standin.nimbus, _standin.store, _standin.types
+    _DescriptorProtocol, _kv = object, None
+else:
+    try:  # both worlds
+        from wit_world.imports import config as _config
+        from wit_world.imports import log as _log
+    except ImportError:  # pragma: no cover - outside a component build
+        _config = None
+        _log = None
 
-try:  # world `descriptor`
-    from wit_world.exports import KvDescriptor as _DescriptorProtocol
-    from wit_world.exports import kv_descriptor as _kv
-except ImportError:
-    _DescriptorProtocol = object
-    _kv = None
+    try:  # world `controller`
+        from wit_world.exports import Reactor as _ReactorProtocol
+        from wit_world.exports import reactor as _reactor
+        from wit_world.imports import nimbus as _nimbus
+        from wit_world.imports import store as _store
+        from wit_world.imports import types as _types
+    except ImportError:
+        _ReactorProtocol = object
+        _reactor = _nimbus = _store = _types = None
+
+    try:  # world `descriptor`
+        from wit_world.exports import KvDescriptor as _DescriptorProtocol
+        from wit_world.exports import kv_descriptor as _kv
+    except ImportError:
+        _DescriptorProtocol = object
+        _kv = None
 
 
 # ---------------------------------------------------------------------------- errors

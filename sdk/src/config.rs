@@ -1,7 +1,10 @@
 //! This component's configuration, from the host's config file.
 
 use crate::JsonError;
+#[cfg(target_arch = "wasm32")]
 use crate::bindings::reactor::host::config as wit;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::testing::imports::config as wit;
 use serde::de::DeserializeOwned;
 
 /// The component's config as a `T`; `Ok(None)` when the host's config file has none.

@@ -13,6 +13,9 @@
 //! reads and writes as serde types. [`info!`], [`warn!`] and friends write to the host's
 //! `tracing` under the component's name.
 //!
+//! Unit-test the logic natively with `cargo test`: outside wasm32 the host imports are
+//! answered by the in-process fake host of [`testing`].
+//!
 //! Build with `cargo build --target wasm32-wasip2 --release`; the `.wasm` in
 //! `target/wasm32-wasip2/release/` is the component to drop into the host's components
 //! folder.
@@ -139,6 +142,9 @@ pub mod store;
 
 #[cfg(feature = "descriptor")]
 mod descriptor;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
 
 #[cfg(feature = "controller")]
 pub use controller::{

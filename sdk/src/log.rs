@@ -1,8 +1,11 @@
 //! Logging into the host's `tracing`, under the component's name.
 
+#[cfg(target_arch = "wasm32")]
 use crate::bindings::reactor::host::log as wit;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::testing::imports::log as wit;
 
-pub use wit::Level;
+pub use crate::bindings::reactor::host::log::Level;
 
 /// Writes one record at `level`. The macros [`info!`](crate::info) and friends format and
 /// call this.

@@ -1,10 +1,13 @@
 //! Nimbus, seen from a callback: typed wrappers over the `nimbus` import.
 
+#[cfg(target_arch = "wasm32")]
 use crate::bindings::reactor::host::nimbus as wit;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::testing::imports::nimbus as wit;
 use crate::{Error, ItemStatus, Target};
 use serde::Serialize;
 
-pub use wit::NimbusError;
+pub use crate::bindings::reactor::host::nimbus::NimbusError;
 
 /// Publishes (or replaces) item `key` with `value` as JSON for the `to` agents.
 pub fn publish<T: Serialize + ?Sized>(key: &str, value: &T, to: &Target) -> Result<(), Error> {

@@ -1,10 +1,13 @@
 //! The desired-state store, seen from a callback: typed wrappers over the `store` import.
 
+#[cfg(target_arch = "wasm32")]
 use crate::bindings::reactor::host::store as wit;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::testing::imports::store as wit;
 use crate::{Error, Object};
 use serde::Serialize;
 
-pub use wit::StoreError;
+pub use crate::bindings::reactor::host::store::StoreError;
 
 /// Reads one object; `Ok(None)` when it does not exist.
 pub fn get(kind: &str, name: &str) -> Result<Option<Object>, StoreError> {

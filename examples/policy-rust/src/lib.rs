@@ -103,3 +103,6 @@ impl Reactor for Policy {
 }
 
 export_reactor!(Policy);
+
+#[cfg(test)]
+mod tests;

@@ -120,3 +120,6 @@ impl Reactor for Tenant {
 }
 
 export_reactor!(Tenant);
+
+#[cfg(test)]
+mod tests;

@@ -5,6 +5,7 @@
 //! items, in one `NimbusReport` sheet per owner and agent.
 
 mod agents;
+mod fanout;
 mod feed;
 mod items;
 mod kinds;
@@ -15,7 +16,8 @@ mod reports;
 pub use agents::{
     AgentView, MAX_HEARTBEAT_TTL, heartbeat, labels_of, list as list_agents, register,
 };
-pub use feed::{AgentItem, FeedEvent, Recipient, Snapshot, follow, snapshot};
+pub use fanout::{Fanout, FanoutLimits};
+pub use feed::{AgentItem, FeedEvent, Recipient, Snapshot};
 pub use items::{
     Item, ItemTarget, NimbusError, Owner, item_request, items_of, owner_selector, publish,
     unpublish, unpublish_all,

@@ -4,13 +4,15 @@
 use super::bindings::descriptor_api::{Dependency, Kv, Retrieved};
 use super::bindings::{Action, ItemStatus, Object, ReactorError};
 use super::described::{Described, DescriptorDescription, ReactorDescription};
+use super::error::CallError;
 use super::host::ObjectRef;
 use super::instance::{CallFuture, Exports};
 use super::legacy::recast;
+use super::loader::Loader;
 use super::registry::Serving;
 use super::rollout_info::version_of;
 use super::state::HostState;
-use super::{CallError, Inner, World};
+use super::world::World;
 use std::sync::Arc;
 use wasmtime::Store;
 
@@ -18,9 +20,10 @@ use wasmtime::Store;
 pub type Reaction = Result<Action, ReactorError>;
 
 /// Resolves the version in service of a component of `world`.
-fn serving(inner: &Inner, name: &str, world: World) -> Result<Arc<Serving>, CallError> {
+fn serving(inner: &Loader, name: &str, world: World) -> Result<Arc<Serving>, CallError> {
     let serving = inner
-        .slot(name)
+        .slots
+        .get(name)
         .and_then(|slot| slot.current.load_full())
         .ok_or_else(|| CallError::NotLoaded(name.to_owned()))?;
     if serving.loaded.world != world {
@@ -42,7 +45,7 @@ fn primary(obj: &Object) -> Option<ObjectRef> {
 /// Calls a controller component's `reactor` exports.
 #[derive(Clone)]
 pub struct ControllerHandle {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: Arc<Loader>,
     pub(crate) name: String,
     /// Set by [`ControllerHandle::pin`]: every call runs on this version.
     pub(crate) pinned: Option<Arc<Serving>>,
@@ -161,7 +164,7 @@ impl ControllerHandle {
 /// Calls a descriptor component's `descriptor` exports.
 #[derive(Clone)]
 pub struct DescriptorHandle {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: Arc<Loader>,
     pub(crate) name: String,
 }
 

@@ -73,18 +73,21 @@
 pub mod bench;
 pub mod bindings;
 mod cache;
+mod compiler;
+mod component_event;
 mod config;
 mod convert;
 mod described;
 mod engine;
 mod error;
+mod files;
 mod handle;
 pub mod host;
 mod instance;
 mod legacy;
 mod limits;
 mod linker;
-mod load;
+mod loader;
 mod log;
 mod log_limit;
 pub mod log_ring;
@@ -92,6 +95,7 @@ mod nimbus;
 mod registry;
 mod rollout;
 mod rollout_info;
+mod runtime_config;
 pub mod settings;
 mod state;
 mod stdio;
@@ -103,6 +107,8 @@ mod world;
 pub use bindings::{
     Action, ItemState, ItemStatus, Meta, Object, ReactorError, descriptor_api, reactor_api,
 };
+pub use compiler::RuntimeStats;
+pub use component_event::ComponentEvent;
 pub use convert::{from_guest, to_guest};
 pub use described::{Described, DescriptorDescription, ReactorDescription, Watch};
 pub use engine::TICK;
@@ -111,128 +117,22 @@ pub use handle::{ControllerHandle, DescriptorHandle, Reaction};
 pub use host::{Caller, ControllerHost, Detached, InCallback, ObjectRef};
 pub use registry::{ComponentInfo, ComponentState};
 pub use rollout_info::{RolloutInfo, RolloutPhase, version_of};
+pub use runtime_config::RuntimeConfig;
 pub use settings::{
     Access, ComponentSettings, DirGrant, Grants, Limits, Merge, RolloutSettings, RuntimeSettings,
 };
 pub use world::World;
 
-use parking_lot::{Mutex, RwLock};
-use registry::Slot;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use loader::Loader;
+use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::broadcast;
-use wasmtime::Engine;
-use wasmtime::component::Linker;
-
-/// How to make a [`Runtime`].
-#[derive(Clone)]
-pub struct RuntimeConfig {
-    /// The data folder; compiled components are cached in `<data>/cache/`.
-    pub data_dir: PathBuf,
-    /// Per-component config, limits and grants (the config file).
-    pub settings: RuntimeSettings,
-    /// Where guests' `store` and `nimbus` calls go (by default: [`Detached`]).
-    pub host: Arc<dyn ControllerHost>,
-    /// For an agent: each descriptor gets `<southbound>/<descriptor-name>/` preopened
-    /// read-write as its root.
-    pub southbound: Option<PathBuf>,
-}
-
-impl RuntimeConfig {
-    /// Defaults: no config entries, detached host, no southbound.
-    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
-        RuntimeConfig {
-            data_dir: data_dir.into(),
-            settings: RuntimeSettings::default(),
-            host: Arc::new(Detached),
-            southbound: None,
-        }
-    }
-}
-
-impl std::fmt::Debug for RuntimeConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RuntimeConfig")
-            .field("data_dir", &self.data_dir)
-            .field("settings", &self.settings)
-            .field("southbound", &self.southbound)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Something that happened to a component.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "lowercase")]
-pub enum ComponentEvent {
-    /// A version was swapped in.
-    Loaded {
-        /// Component name.
-        name: String,
-        /// Its world.
-        world: World,
-        /// sha256 of the new version.
-        sha256: String,
-        /// What it said of itself.
-        described: Described,
-    },
-    /// A load failed; any previous version keeps serving.
-    Failed {
-        /// Component name.
-        name: String,
-        /// Why.
-        error: String,
-    },
-    /// The component was detached.
-    Unloaded {
-        /// Component name.
-        name: String,
-    },
-}
-
-/// Counts of the compile cache since the runtime started.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RuntimeStats {
-    /// Components compiled from wasm.
-    pub compiled: u64,
-    /// Components taken from the on-disk cache.
-    pub cache_hits: u64,
-    /// Cache entries found corrupt and deleted.
-    pub cache_discarded: u64,
-}
-
-#[derive(Default)]
-struct Stats {
-    compiled: AtomicU64,
-    cache_hits: AtomicU64,
-    cache_discarded: AtomicU64,
-}
-
-/// Shared state of a [`Runtime`] and its handles.
-pub(crate) struct Inner {
-    engine: Engine,
-    controller_linker: Linker<state::HostState>,
-    descriptor_linker: Linker<state::HostState>,
-    cache: cache::Cache,
-    settings: RwLock<RuntimeSettings>,
-    config_error: Mutex<Option<String>>,
-    host: Arc<dyn ControllerHost>,
-    southbound: Option<PathBuf>,
-    slots: RwLock<BTreeMap<String, Arc<Slot>>>,
-    ignored: registry::Ignored,
-    events: broadcast::Sender<ComponentEvent>,
-    stats: Stats,
-    watchers: Mutex<Vec<notify::RecommendedWatcher>>,
-    _ticker: engine::EpochTicker,
-}
 
 /// The component runtime. Cheap to clone; everything stops when the last clone and
 /// handle are dropped.
 #[derive(Clone)]
 pub struct Runtime {
-    inner: Arc<Inner>,
+    inner: Arc<Loader>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -246,27 +146,8 @@ impl std::fmt::Debug for Runtime {
 impl Runtime {
     /// Makes the engine, its epoch ticker and both linkers.
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
-        let engine = engine::new_engine()?;
-        let ticker = engine::EpochTicker::start(&engine)?;
-        let (events, _) = broadcast::channel(256);
-        let inner = Inner {
-            controller_linker: linker::linker(&engine, World::Controller)?,
-            descriptor_linker: linker::linker(&engine, World::Descriptor)?,
-            cache: cache::Cache::new(config.data_dir.join("cache"), &engine),
-            engine,
-            settings: RwLock::new(config.settings),
-            config_error: Mutex::new(None),
-            host: config.host,
-            southbound: config.southbound,
-            slots: RwLock::new(BTreeMap::new()),
-            ignored: Default::default(),
-            events,
-            stats: Stats::default(),
-            watchers: Mutex::new(Vec::new()),
-            _ticker: ticker,
-        };
         Ok(Runtime {
-            inner: Arc::new(inner),
+            inner: Arc::new(Loader::new(config)?),
         })
     }
 
@@ -274,7 +155,7 @@ impl Runtime {
     /// follows the folder: new and changed files are loaded, removed ones detached. Load
     /// failures do not fail this call; they show in [`Runtime::components`].
     pub async fn watch_dir(&self, dir: &Path, world: World) -> Result<(), RuntimeError> {
-        self.inner.watch_dir(dir, world).await
+        watch::watch_dir(&self.inner, dir, world).await
     }
 
     /// Loads `path` as a component of `world` now (named after the file). On failure the
@@ -296,7 +177,7 @@ impl Runtime {
         name: &str,
         bytes: &[u8],
     ) -> Result<ComponentInfo, RuntimeError> {
-        if !load::valid_name(name) {
+        if !files::valid_name(name) {
             return Err(RuntimeError::InvalidName(name.to_owned()));
         }
         let path = dir.join(format!("{name}.wasm"));
@@ -313,7 +194,7 @@ impl Runtime {
 
     /// Removes `<dir>/<name>.wasm` and detaches the component; false if it was not there.
     pub async fn uninstall(&self, dir: &Path, name: &str) -> Result<bool, RuntimeError> {
-        if !load::valid_name(name) {
+        if !files::valid_name(name) {
             return Err(RuntimeError::InvalidName(name.to_owned()));
         }
         let path = dir.join(format!("{name}.wasm"));
@@ -337,15 +218,12 @@ impl Runtime {
 
     /// Every known component, by name.
     pub fn components(&self) -> Vec<ComponentInfo> {
-        let slots: Vec<Arc<Slot>> = self.inner.slots.read().values().cloned().collect();
-        let mut infos: Vec<ComponentInfo> = slots.iter().map(|slot| slot.info()).collect();
-        infos.extend(self.inner.ignored.infos());
-        infos
+        self.inner.slots.infos()
     }
 
     /// One component, if known.
     pub fn component(&self, name: &str) -> Option<ComponentInfo> {
-        self.inner.slot(name).map(|slot| slot.info())
+        self.inner.slots.get(name).map(|slot| slot.info())
     }
 
     /// A handle calling controller `name` (resolved at each call).
@@ -367,17 +245,12 @@ impl Runtime {
 
     /// Events from now on: versions loaded, loads failed, components detached.
     pub fn subscribe(&self) -> broadcast::Receiver<ComponentEvent> {
-        self.inner.events.subscribe()
+        self.inner.subscribe()
     }
 
     /// Compile and cache counts.
     pub fn stats(&self) -> RuntimeStats {
-        let s = &self.inner.stats;
-        RuntimeStats {
-            compiled: s.compiled.load(Ordering::Relaxed),
-            cache_hits: s.cache_hits.load(Ordering::Relaxed),
-            cache_discarded: s.cache_discarded.load(Ordering::Relaxed),
-        }
+        self.inner.compiler().stats()
     }
 
     /// Merges a new config (entries apply only with a higher revision) and reloads the
@@ -389,7 +262,7 @@ impl Runtime {
     /// Applies the config file now and again whenever it changes; a file that fails to
     /// parse leaves the previous config in force (see [`Runtime::config_error`]).
     pub async fn watch_config(&self, path: &Path) -> Result<(), RuntimeError> {
-        self.inner.watch_config(path).await
+        watch::watch_config(&self.inner, path).await
     }
 
     /// The settings in force.
@@ -399,27 +272,6 @@ impl Runtime {
 
     /// Why the last change of the watched config file was not applied, if it was not.
     pub fn config_error(&self) -> Option<String> {
-        self.inner.config_error.lock().clone()
-    }
-}
-
-impl Inner {
-    fn set_config_error(&self, error: Option<String>) {
-        *self.config_error.lock() = error;
-    }
-
-    async fn apply_settings(self: &Arc<Self>, settings: RuntimeSettings) -> Merge {
-        let merge = self.settings.write().merge(settings);
-        for name in &merge.stale {
-            tracing::warn!(component = %name, "config entry changed without a higher revision: not applied");
-        }
-        let slots: Vec<Arc<Slot>> = self.slots.read().values().cloned().collect();
-        for slot in slots {
-            if merge.defaults_changed || merge.changed.contains(&slot.name) {
-                // Unchanged effective settings are a no-op inside load_file.
-                let _ = self.load_file(&slot.file(), slot.world, false).await;
-            }
-        }
-        merge
+        self.inner.config_error()
     }
 }

@@ -1,14 +1,16 @@
-//! The components the runtime knows: one slot per name holding the version in service,
-//! and the serializable [`ComponentInfo`] shown by `components` and `/v1/components`.
+//! The components the runtime knows: a slot per name, the files ignored, and
+//! [`ComponentInfo`] as `components` and `/v1/components` show them. A slot holds the
+//! version in service and the one it replaced, kept for a rollback.
 
 use super::described::Described;
 use super::instance::{Counters, Loaded};
 use super::rollout_info::RolloutInfo;
 use super::world::World;
 use arc_swap::ArcSwapOption;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -61,14 +63,52 @@ pub struct ComponentInfo {
     pub rolled_back: Option<String>,
 }
 
+/// Every component name the runtime knows, and the files it ignores.
+#[derive(Default)]
+pub(crate) struct Slots {
+    slots: RwLock<BTreeMap<String, Arc<Slot>>>,
+    pub(crate) ignored: Ignored,
+}
+
+impl Slots {
+    /// The slot of `name`, created for `world` and `file` if new.
+    pub(crate) fn get_or_insert(&self, name: &str, world: World, file: &Path) -> Arc<Slot> {
+        self.slots
+            .write()
+            .entry(name.to_owned())
+            .or_insert_with(|| Arc::new(Slot::new(name.to_owned(), world, file.to_owned())))
+            .clone()
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<Slot>> {
+        self.slots.read().get(name).cloned()
+    }
+
+    pub(crate) fn remove(&self, name: &str) -> Option<Arc<Slot>> {
+        self.slots.write().remove(name)
+    }
+
+    /// Every slot, by name.
+    pub(crate) fn all(&self) -> Vec<Arc<Slot>> {
+        self.slots.read().values().cloned().collect()
+    }
+
+    /// The components view: every slot, then the ignored files.
+    pub(crate) fn infos(&self) -> Vec<ComponentInfo> {
+        let mut infos: Vec<ComponentInfo> = self.all().iter().map(|slot| slot.info()).collect();
+        infos.extend(self.ignored.infos());
+        infos
+    }
+}
+
 /// The files of the components folders not loaded because of their names: shown in the
 /// components view with the reason, and logged once each.
 #[derive(Default)]
-pub(crate) struct Ignored(Mutex<std::collections::BTreeMap<PathBuf, (World, String)>>);
+pub(crate) struct Ignored(Mutex<BTreeMap<PathBuf, (World, String)>>);
 
 impl Ignored {
     /// Records `file` as ignored for `reason`; logs it the first time.
-    pub(crate) fn add(&self, file: &std::path::Path, world: World, reason: String) {
+    pub(crate) fn add(&self, file: &Path, world: World, reason: String) {
         let mut files = self.0.lock();
         if files.get(file).is_none_or(|(_, known)| *known != reason) {
             tracing::warn!(file = %file.display(), "not loaded: {reason}");
@@ -76,7 +116,7 @@ impl Ignored {
         files.insert(file.to_owned(), (world, reason));
     }
 
-    pub(crate) fn remove(&self, file: &std::path::Path) {
+    pub(crate) fn remove(&self, file: &Path) {
         self.0.lock().remove(file);
     }
 

@@ -2,8 +2,11 @@
 //! of events on a file becomes one load once the file has been quiet for [`DEBOUNCE`], or
 //! for [`SETTLE`] once it was closed after writing or renamed into place.
 
-use super::load::{component_name, ignored_reason};
-use super::{Inner, RuntimeError, RuntimeSettings, World};
+use super::error::RuntimeError;
+use super::files::{component_name, ignored_reason};
+use super::loader::Loader;
+use super::settings::RuntimeSettings;
+use super::world::World;
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -88,96 +91,98 @@ async fn next_burst(rx: &mut UnboundedReceiver<Touch>) -> Option<BTreeSet<PathBu
     Some(paths)
 }
 
-impl Inner {
-    /// Loads every component in `dir`, then follows its changes until the runtime drops.
-    pub(crate) async fn watch_dir(
-        self: &Arc<Self>,
-        dir: &Path,
-        world: World,
-    ) -> Result<(), RuntimeError> {
-        std::fs::create_dir_all(dir).map_err(|e| RuntimeError::Watch {
-            path: dir.to_owned(),
-            message: e.to_string(),
-        })?;
-        let (watcher, mut rx) = watch(dir)?;
-        self.watchers.lock().push(watcher);
-        let entries = std::fs::read_dir(dir).map_err(|e| RuntimeError::Watch {
-            path: dir.to_owned(),
-            message: e.to_string(),
-        })?;
-        let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-        files.sort();
-        for path in files {
-            if component_name(&path).is_some() {
-                // A failure is recorded in the component's state; the others still load.
-                let _ = self.load_file(&path, world, false).await;
-            } else if let Some(reason) = ignored_reason(&path) {
-                self.ignored.add(&path, world, reason);
-            }
-        }
-        let weak: Weak<Inner> = Arc::downgrade(self);
-        tokio::spawn(async move {
-            while let Some(paths) = next_burst(&mut rx).await {
-                let Some(inner) = weak.upgrade() else { return };
-                for path in paths {
-                    inner.sync_path(&path, world).await;
-                }
-            }
-        });
-        Ok(())
-    }
-
-    /// Brings the component of `path` in line with the file: load it, or detach it when
-    /// the file is gone.
-    async fn sync_path(self: &Arc<Self>, path: &Path, world: World) {
-        let exists = tokio::fs::try_exists(path).await.unwrap_or(false);
-        let Some(name) = component_name(path) else {
-            match ignored_reason(path) {
-                Some(reason) if exists => self.ignored.add(path, world, reason),
-                _ => self.ignored.remove(path),
-            }
-            return;
-        };
-        if exists {
-            let _ = self.load_file(path, world, false).await;
-        } else if self.slot(&name).is_some_and(|slot| slot.file() == path) {
-            self.detach(&name);
+/// Loads every component in `dir`, then follows its changes until the runtime drops.
+pub(crate) async fn watch_dir(
+    loader: &Arc<Loader>,
+    dir: &Path,
+    world: World,
+) -> Result<(), RuntimeError> {
+    std::fs::create_dir_all(dir).map_err(|e| RuntimeError::Watch {
+        path: dir.to_owned(),
+        message: e.to_string(),
+    })?;
+    let (watcher, mut rx) = watch(dir)?;
+    loader.keep(watcher);
+    let entries = std::fs::read_dir(dir).map_err(|e| RuntimeError::Watch {
+        path: dir.to_owned(),
+        message: e.to_string(),
+    })?;
+    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    files.sort();
+    for path in files {
+        if component_name(&path).is_some() {
+            // A failure is recorded in the component's state; the others still load.
+            let _ = loader.load_file(&path, world, false).await;
+        } else if let Some(reason) = ignored_reason(&path) {
+            loader.slots.ignored.add(&path, world, reason);
         }
     }
+    let weak: Weak<Loader> = Arc::downgrade(loader);
+    tokio::spawn(async move {
+        while let Some(paths) = next_burst(&mut rx).await {
+            let Some(loader) = weak.upgrade() else { return };
+            for path in paths {
+                sync_path(&loader, &path, world).await;
+            }
+        }
+    });
+    Ok(())
+}
 
-    /// Applies `path` now, then re-applies it whenever it changes until the runtime drops.
-    pub(crate) async fn watch_config(self: &Arc<Self>, path: &Path) -> Result<(), RuntimeError> {
-        let settings = RuntimeSettings::read(path)?;
-        self.apply_settings(settings).await;
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
-            _ => PathBuf::from("."),
-        };
-        let (watcher, mut rx) = watch(&dir)?;
-        self.watchers.lock().push(watcher);
-        let file_name = path.file_name().map(|f| f.to_owned());
-        let path = path.to_owned();
-        let weak: Weak<Inner> = Arc::downgrade(self);
-        tokio::spawn(async move {
-            while let Some(paths) = next_burst(&mut rx).await {
-                if !paths.iter().any(|p| p.file_name() == file_name.as_deref()) {
-                    continue;
+/// Brings the component of `path` in line with the file: load it, or detach it when
+/// the file is gone.
+async fn sync_path(loader: &Loader, path: &Path, world: World) {
+    let exists = tokio::fs::try_exists(path).await.unwrap_or(false);
+    let Some(name) = component_name(path) else {
+        match ignored_reason(path) {
+            Some(reason) if exists => loader.slots.ignored.add(path, world, reason),
+            _ => loader.slots.ignored.remove(path),
+        }
+        return;
+    };
+    if exists {
+        let _ = loader.load_file(path, world, false).await;
+    } else if loader
+        .slots
+        .get(&name)
+        .is_some_and(|slot| slot.file() == path)
+    {
+        loader.detach(&name);
+    }
+}
+
+/// Applies `path` now, then re-applies it whenever it changes until the runtime drops.
+pub(crate) async fn watch_config(loader: &Arc<Loader>, path: &Path) -> Result<(), RuntimeError> {
+    let settings = RuntimeSettings::read(path)?;
+    loader.apply_settings(settings).await;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let (watcher, mut rx) = watch(&dir)?;
+    loader.keep(watcher);
+    let file_name = path.file_name().map(|f| f.to_owned());
+    let path = path.to_owned();
+    let weak: Weak<Loader> = Arc::downgrade(loader);
+    tokio::spawn(async move {
+        while let Some(paths) = next_burst(&mut rx).await {
+            if !paths.iter().any(|p| p.file_name() == file_name.as_deref()) {
+                continue;
+            }
+            let Some(loader) = weak.upgrade() else { return };
+            match RuntimeSettings::read(&path) {
+                Ok(settings) => {
+                    loader.set_config_error(None);
+                    loader.apply_settings(settings).await;
                 }
-                let Some(inner) = weak.upgrade() else { return };
-                match RuntimeSettings::read(&path) {
-                    Ok(settings) => {
-                        inner.set_config_error(None);
-                        inner.apply_settings(settings).await;
-                    }
-                    Err(e) => {
-                        tracing::warn!("config not applied, the previous one stays in force: {e}");
-                        inner.set_config_error(Some(e.to_string()));
-                    }
+                Err(e) => {
+                    tracing::warn!("config not applied, the previous one stays in force: {e}");
+                    loader.set_config_error(Some(e.to_string()));
                 }
             }
-        });
-        Ok(())
-    }
+        }
+    });
+    Ok(())
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::Response;
+use futures::StreamExt;
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -131,9 +132,7 @@ pub async fn items(
 ) -> Result<Json<Snapshot>, ApiError> {
     let Query(query) = query?;
     let recipient = recipient(&state, &query.agent).await?;
-    Ok(Json(
-        nimbus::snapshot(state.store.as_ref(), &recipient).await?,
-    ))
+    Ok(Json(state.fanout.snapshot(&recipient).await?))
 }
 
 /// The agent's feed as newline-delimited JSON; a store error ends it with an error line
@@ -151,8 +150,13 @@ pub async fn feed(
     JsonBody(body): JsonBody<FeedBody>,
 ) -> Result<Response, ApiError> {
     let recipient = recipient(&state, &body.agent).await?;
-    let events = nimbus::follow(state.store.as_ref(), recipient, body.from, body.known).await?;
-    Ok(super::watch::ndjson(events))
+    let lines = state
+        .fanout
+        .follow(recipient, body.from, body.known)
+        .await?;
+    Ok(super::watch::ndjson(
+        lines.map(|line| line.map(super::watch::Serialized)),
+    ))
 }
 
 /// An agent's reports on its items.

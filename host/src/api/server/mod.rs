@@ -77,6 +77,8 @@ pub(crate) struct AppState {
     pub events: Option<crate::controller::Events>,
     /// The one writer of agents' reports.
     pub reporter: crate::nimbus::Reporter,
+    /// The items, followed once for every agent's feed.
+    pub fanout: crate::nimbus::Fanout,
 }
 
 /// A bound, not yet running, server.
@@ -100,6 +102,7 @@ impl Server {
             components: config.components,
             events: config.events,
             reporter: crate::nimbus::Reporter::start(config.store.clone()),
+            fanout: crate::nimbus::Fanout::start(config.store.clone(), Default::default()),
         };
         Ok(Self {
             listener,

@@ -80,7 +80,7 @@ async fn stream(
 /// beyond what its store watch buffers (one line more when a single event is larger).
 const BYTES_PER_WRITE: usize = 256 * 1024;
 
-pub(super) fn ndjson<T: serde::Serialize>(
+pub(super) fn ndjson<T: Line>(
     events: impl futures::Stream<Item = Result<T, StoreError>> + Send + 'static,
 ) -> Response {
     (
@@ -90,9 +90,33 @@ pub(super) fn ndjson<T: serde::Serialize>(
         .into_response()
 }
 
+/// What can be written as one line of a stream: a value serialized as JSON, or a line
+/// serialized before (the Nimbus fan-out's, shared by every agent it is meant for).
+pub(super) trait Line: Send + 'static {
+    fn write_line(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
+}
+
+impl<T: serde::Serialize + Send + 'static> Line for T {
+    fn write_line(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        serde_json::to_writer(&mut *out, self)?;
+        out.push(b'\n');
+        Ok(())
+    }
+}
+
+/// A newline-terminated JSON line as it goes on the wire.
+pub(super) struct Serialized(pub bytes::Bytes);
+
+impl Line for Serialized {
+    fn write_line(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(&self.0);
+        Ok(())
+    }
+}
+
 /// The events as newline-terminated JSON lines, as many of those ready as fit in
 /// `max_bytes` per item (at least one).
-fn writes<T: serde::Serialize>(
+fn writes<T: Line>(
     events: impl futures::Stream<Item = Result<T, StoreError>> + Send + 'static,
     max_bytes: usize,
 ) -> impl futures::Stream<Item = std::io::Result<Vec<u8>>> + Send + 'static {
@@ -107,13 +131,12 @@ fn writes<T: serde::Serialize>(
                 Poll::Ready(None) | Poll::Pending => return Poll::Ready(Some(Ok(lines))),
             };
             let written = match next {
-                Ok(event) => serde_json::to_writer(&mut lines, &event),
-                Err(error) => serde_json::to_writer(&mut lines, &error_line(&error)),
+                Ok(event) => event.write_line(&mut lines),
+                Err(error) => error_line(&error).write_line(&mut lines),
             };
             if let Err(e) = written {
                 return Poll::Ready(Some(Err(std::io::Error::other(e))));
             }
-            lines.push(b'\n');
             if lines.len() >= max_bytes {
                 return Poll::Ready(Some(Ok(lines)));
             }

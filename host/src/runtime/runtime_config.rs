@@ -1,0 +1,42 @@
+//! How to make a [`super::Runtime`]: its data folder, settings, host and southbound.
+
+use super::host::{ControllerHost, Detached};
+use super::settings::RuntimeSettings;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How to make a [`super::Runtime`].
+#[derive(Clone)]
+pub struct RuntimeConfig {
+    /// The data folder; compiled components are cached in `<data>/cache/`.
+    pub data_dir: PathBuf,
+    /// Per-component config, limits and grants (the config file).
+    pub settings: RuntimeSettings,
+    /// Where guests' `store` and `nimbus` calls go (by default: [`Detached`]).
+    pub host: Arc<dyn ControllerHost>,
+    /// For an agent: each descriptor gets `<southbound>/<descriptor-name>/` preopened
+    /// read-write as its root.
+    pub southbound: Option<PathBuf>,
+}
+
+impl RuntimeConfig {
+    /// Defaults: no config entries, detached host, no southbound.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        RuntimeConfig {
+            data_dir: data_dir.into(),
+            settings: RuntimeSettings::default(),
+            host: Arc::new(Detached),
+            southbound: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for RuntimeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeConfig")
+            .field("data_dir", &self.data_dir)
+            .field("settings", &self.settings)
+            .field("southbound", &self.southbound)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,59 @@
+// The fake host applies the host's rules to what a callback does: `node --test sdk/js/test/`.
+
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeHost, object } from '../testing.js';
+
+const sdk = await import('../reactor-sdk.js');
+
+// Applies Child/<name>-child, publishes own/<name>, sets status from the config.
+const parent = sdk.defineReactor({
+  describe: () => ({ name: 'parent', kinds: ['Parent'], owns: ['Child'] }),
+  onCreate(obj) {
+    sdk.apply('Child', `${obj.name}-child`, { of: obj.name });
+    sdk.publish(`own/${obj.name}`, 1, { agents: ['edge-1'] });
+    sdk.setStatus({ greeting: sdk.config() });
+    if (sdk.spec(obj).fail) throw sdk.retry('asked to fail');
+    if (sdk.spec(obj).take) sdk.apply('Child', sdk.spec(obj).take, {});
+    return sdk.requeueAfter(5000);
+  },
+});
+
+test('a callback owns what it applies and publishes', () => {
+  const host = new FakeHost('parent');
+  host.setConfig('hello');
+  assert.deepEqual(host.onCreate(parent, object('Parent', 'p')), { tag: 'requeue-after', val: 5000n });
+  const { owner } = host.get('Child', 'p-child').meta;
+  assert.deepEqual(owner, { kind: 'Parent', name: 'p', uid: host.get('Parent', 'p').meta.uid, component: 'parent' });
+  assert.deepEqual(host.item('own/p').to, { tag: 'agents', val: ['edge-1'] });
+  assert.deepEqual(host.status('Parent', 'p'), { greeting: 'hello' });
+});
+
+test('a failed callback leaves none of its writes', () => {
+  const host = new FakeHost('parent');
+  assert.deepEqual(host.onCreate(parent, object('Parent', 'p', { fail: true })), { tag: 'retry', val: 'asked to fail' });
+  assert.equal(host.get('Child', 'p-child'), undefined);
+  assert.equal(host.item('own/p'), undefined);
+  assert.equal(host.status('Parent', 'p'), undefined);
+});
+
+test('injected failures and refusals map like the host', () => {
+  const host = new FakeHost('parent');
+  host.failNextNimbus({ tag: 'unavailable', val: 'down' });
+  assert.deepEqual(host.onCreate(parent, object('Parent', 'p')), { tag: 'retry', val: 'nimbus unavailable: down' });
+  host.put(object('Child', 'users'));
+  const refused = host.onCreate(parent, object('Parent', 'p', { take: 'users' }));
+  assert.equal(refused.tag, 'permanent');
+  assert.match(refused.val, /not created by a reactor/);
+});
+
+test('delete removes the object and its children', () => {
+  const host = new FakeHost('parent');
+  host.onCreate(parent, object('Parent', 'p'));
+  assert.deepEqual(host.onDelete(parent, host.get('Parent', 'p')), { tag: 'done' });
+  assert.deepEqual([host.get('Parent', 'p'), host.get('Child', 'p-child')], [undefined, undefined]);
+});
+
+test('a host call without a fake says how to install one', () => {
+  assert.throws(() => sdk.get('Parent', 'p'), /run the callback through FakeHost/);
+});

@@ -1,0 +1,79 @@
+"""The fake host applies the host's rules to what a callback does (run from the repository
+root: `PYTHONPATH=sdk/python python3 -m unittest discover -s sdk/python/tests`)."""
+
+import unittest
+
+import reactor_sdk as sdk
+from reactor_sdk_testing import (
+    Action_Done,
+    Action_RequeueAfter,
+    Error_Permanent,
+    Error_Retry,
+    FakeHost,
+    NimbusError_Unavailable,
+    Target_Agents,
+    object_,
+)
+
+
+class Parent(sdk.Reactor):
+    """Applies Child/<name>-child, publishes own/<name>, sets status from the config."""
+
+    def describe(self):
+        return sdk.describe("parent", ["Parent"], owns=["Child"])
+
+    def on_create(self, obj):
+        sdk.apply("Child", f"{obj.name}-child", {"of": obj.name})
+        sdk.publish(f"own/{obj.name}", 1, agents=["edge-1"])
+        sdk.set_status({"greeting": sdk.config()})
+        if sdk.spec(obj).get("fail"):
+            raise sdk.Retry("asked to fail")
+        if sdk.spec(obj).get("take"):
+            sdk.delete("Child", sdk.spec(obj)["take"])
+        return sdk.requeue_after(5000)
+
+
+class FakeHostTest(unittest.TestCase):
+    def test_a_callback_owns_what_it_applies_and_publishes(self):
+        host = FakeHost("parent")
+        host.set_config("hello")
+        self.assertEqual(host.on_create(Parent(), object_("Parent", "p")), Action_RequeueAfter(5000))
+        child = host.get("Child", "p-child")
+        self.assertEqual((child.meta.owner.kind, child.meta.owner.name, child.meta.owner.component),
+                         ("Parent", "p", "parent"))
+        self.assertEqual(child.meta.owner.uid, host.get("Parent", "p").meta.uid)
+        self.assertEqual(host.item("own/p").to, Target_Agents(["edge-1"]))
+        self.assertEqual(host.status("Parent", "p"), {"greeting": "hello"})
+
+    def test_a_failed_callback_leaves_none_of_its_writes(self):
+        host = FakeHost("parent")
+        self.assertEqual(host.on_create(Parent(), object_("Parent", "p", {"fail": True})),
+                         Error_Retry("asked to fail"))
+        self.assertIsNone(host.get("Child", "p-child"))
+        self.assertIsNone(host.item("own/p"))
+        self.assertIsNone(host.status("Parent", "p"))
+
+    def test_injected_failures_and_refusals_map_like_the_host(self):
+        host = FakeHost("parent")
+        host.fail_next_nimbus(NimbusError_Unavailable("down"))
+        result = host.on_create(Parent(), object_("Parent", "p"))
+        self.assertEqual(result, Error_Retry("nimbus Unavailable: down"))
+        host.put(object_("Child", "users"))
+        result = host.on_create(Parent(), object_("Parent", "p", {"take": "users"}))
+        self.assertIsInstance(result, Error_Permanent)
+        self.assertIn("not created by a reactor", result.value)
+        self.assertIsNotNone(host.get("Child", "users"))
+
+    def test_delete_removes_the_object_and_its_children(self):
+        host = FakeHost("parent")
+        host.on_create(Parent(), object_("Parent", "p"))
+        self.assertEqual(host.on_delete(Parent(), host.get("Parent", "p")), Action_Done())
+        self.assertEqual((host.get("Parent", "p"), host.get("Child", "p-child")), (None, None))
+
+    def test_a_host_call_without_a_fake_says_how_to_install_one(self):
+        with self.assertRaisesRegex(RuntimeError, "reactor_sdk_testing.FakeHost"):
+            sdk.get("Parent", "p")
+
+
+if __name__ == "__main__":
+    unittest.main()
