@@ -229,7 +229,11 @@ fn a_bad_document_fails_in_one_line_naming_it_before_anything_runs() {
     // The good file comes first: had it been applied, its line and the guest's would show.
     let out = test_cmd("policy-rust", &["-f", &good, "-f", &bad], dir.path());
     assert_fails_with(&out, &["bad.yaml: document 2", "name"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a run that cannot be done is not a difference"
+    );
     assert_eq!(stdout(&out), "");
 
     let reserved = write(
@@ -268,7 +272,7 @@ fn a_refusal_by_the_reactors_validate_fails_the_run_as_apply_would() {
         &out,
         &["empty.yaml: document 1: refused by policy-rust: policy has no rules"],
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(stdout(&out), "");
 }
 

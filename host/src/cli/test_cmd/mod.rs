@@ -24,7 +24,7 @@ pub struct TestArgs {
     #[arg(short = 'f', long = "filename", required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Compare the result with this file (the YAML this command prints): exit 0 with an
-    /// `ok` line when equal, 1 with a unified diff when not.
+    /// `ok` line when equal, 1 with a unified diff when not (2: the run failed).
     #[arg(long, value_name = "FILE")]
     pub expect: Option<PathBuf>,
     /// The component config file, as `serve --config` reads it (config, limits, grants).
@@ -43,7 +43,32 @@ pub struct TestArgs {
     pub cache_dir: Option<PathBuf>,
 }
 
+/// Exits 0 when the run went through (and matched `--expect`), 1 when the result differs
+/// from `--expect`, 2 when the run could not be done (bad fixtures, a refused apply, a
+/// component that does not load, reconciles that never settle), as `diff` does.
 pub async fn run(args: TestArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    match outcome(args, global).await {
+        Ok(Outcome::Same) => Ok(()),
+        Ok(Outcome::Differs(source)) => Err(Exit {
+            code: 1,
+            message: Some(format!("the result differs from {source}")),
+        }
+        .into()),
+        Err(e) => Err(Exit {
+            code: 2,
+            message: Some(format!("{e:#}")),
+        }
+        .into()),
+    }
+}
+
+enum Outcome {
+    Same,
+    /// The result differs from this expectation file.
+    Differs(String),
+}
+
+async fn outcome(args: TestArgs, global: &ClientArgs) -> anyhow::Result<Outcome> {
     global.refuse(
         "test",
         &["--server", "--token", "--token-file", "--data", "--agent"],
@@ -70,13 +95,9 @@ pub async fn run(args: TestArgs, global: &ClientArgs) -> anyhow::Result<()> {
             None => println!("ok: {}", expected.source),
             Some(diff) => {
                 print!("{diff}");
-                return Err(Exit {
-                    code: 1,
-                    message: Some(format!("the result differs from {}", expected.source)),
-                }
-                .into());
+                return Ok(Outcome::Differs(expected.source));
             }
         },
     }
-    Ok(())
+    Ok(Outcome::Same)
 }
