@@ -7,6 +7,7 @@
 mod agent_scheduler; // etcd matrix
 mod agent_state;
 mod agents; // etcd matrix
+mod author_test;
 mod cli_bad_input; // etcd matrix
 mod cli_describe;
 mod cli_dry_run;

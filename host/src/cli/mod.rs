@@ -26,6 +26,7 @@ mod scheduler;
 mod serve;
 mod store;
 mod table;
+mod test_cmd;
 mod wait;
 mod watch;
 
@@ -89,6 +90,9 @@ pub enum Command {
     Scheduler(scheduler::SchedulerArgs),
     /// Maintain the embedded store: `store verify` checks a stopped server's file.
     Store(store::StoreArgs),
+    /// Run a reactor component against fixture files, without a server (an in-memory store),
+    /// and print the objects, statuses and items its reconciles leave; --expect compares.
+    Test(test_cmd::TestArgs),
     /// Print a shell completion script: `source <(reactor-host completions bash)`.
     Completions(completions::CompletionsArgs),
 }
@@ -97,6 +101,17 @@ impl Command {
     /// Whether this command is the long-running server (it logs more by default).
     pub fn is_server(&self) -> bool {
         matches!(self, Self::Serve(_) | Self::Agent(_))
+    }
+
+    /// What the command logs to stderr unless `RUST_LOG` says otherwise: servers their
+    /// `info`, `test` the guest's own lines (its `log` calls, stdout, stderr), the rest
+    /// warnings only.
+    pub fn default_log_filter(&self) -> &'static str {
+        match self {
+            _ if self.is_server() => "info",
+            Self::Test(_) => "warn,guest=debug",
+            _ => "warn",
+        }
     }
 }
 
@@ -122,6 +137,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Agents(args) => agents::run(args, global).await,
         Command::Scheduler(args) => scheduler::run(args, global).await,
         Command::Store(args) => store::run(args, global).await,
+        Command::Test(args) => test_cmd::run(args, global).await,
         Command::Completions(args) => completions::run(args),
     }
 }

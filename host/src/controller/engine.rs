@@ -276,6 +276,13 @@ impl Engine {
         self.attach(Arc::new(reactor));
     }
 
+    /// Calls `f` with each attached controller, under the lock of the attached set.
+    pub(super) fn each_controller(&self, mut f: impl FnMut(&Reconciler)) {
+        for attached in self.attached().values() {
+            f(&attached.controller);
+        }
+    }
+
     pub(super) fn reactors_for(&self, kind: &str) -> Vec<(ReactorInfo, Arc<dyn Reactor>)> {
         self.attached()
             .values()

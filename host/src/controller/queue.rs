@@ -41,6 +41,24 @@ impl Default for QueueOptions {
     }
 }
 
+/// A snapshot of a queue (see [`WorkQueue::activity`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueActivity<K> {
+    /// Keys ready, in the slow lane, or being worked on.
+    pub busy: usize,
+    /// Keys due later: backoffs after failures, requeues, lock retries.
+    pub delayed: Vec<Delayed<K>>,
+}
+
+/// A key due later.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delayed<K> {
+    pub key: K,
+    /// Its consecutive failures (0 for a requeue or a lock retry).
+    pub failures: u32,
+    pub due_in: Duration,
+}
+
 struct State<K> {
     ready: VecDeque<K>,
     /// Keys waiting to be worked on (in `ready`, or to be re-queued when their run ends).
@@ -119,6 +137,22 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
         let mut state = self.lock();
         state.delayed.remove(&key);
         self.enqueue(&mut state, key);
+    }
+
+    /// Queues `key` now if it is due later (a backoff, a requeue); false if it is not.
+    pub fn hurry(&self, key: &K) -> bool {
+        let mut state = self.lock();
+        if state.delayed.remove(key).is_none() {
+            return false;
+        }
+        self.enqueue(&mut state, key.clone());
+        true
+    }
+
+    /// Drops the run of `key` due later (a backoff, a requeue): it runs again only when
+    /// added again. False if none was due.
+    pub fn cancel_delayed(&self, key: &K) -> bool {
+        self.lock().delayed.remove(key).is_some()
     }
 
     /// Queues `key` in the slow lane, unless it is queued already: it is handed out only when
@@ -207,6 +241,30 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
             self.record_depth(&state);
             drop(state);
             self.wake.notify_one();
+        }
+    }
+
+    /// What the queue holds now: how many keys wait or are worked on, and the keys due later
+    /// with their consecutive failures and how long until they are due.
+    pub fn activity(&self) -> QueueActivity<K> {
+        let state = self.lock();
+        let now = Instant::now();
+        let mut delayed: Vec<Delayed<K>> = state
+            .delayed
+            .iter()
+            .map(|(key, due)| Delayed {
+                key: key.clone(),
+                failures: state.failures.get(key).copied().unwrap_or(0),
+                due_in: due.saturating_duration_since(now),
+            })
+            .collect();
+        delayed.sort_by(|a, b| a.key.cmp(&b.key));
+        QueueActivity {
+            busy: state.ready.len()
+                + state.dirty.len()
+                + state.processing.len()
+                + state.slow_keys.len(),
+            delayed,
         }
     }
 
@@ -447,6 +505,46 @@ mod tests {
             None,
             "the cancelled backoff does not fire later"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn activity_tells_busy_from_due_later_and_a_due_key_can_run_now_or_never() {
+        let q = queue();
+        q.add("busy");
+        q.add_after("requeued", Duration::from_secs(30));
+        q.add("failing");
+        assert_eq!(next_now(&q).await, Some("busy"));
+        assert_eq!(next_now(&q).await, Some("failing"));
+        q.add_rate_limited("failing"); // due in 10 ms
+        q.add_rate_limited("failing"); // 20 ms: the earlier time is kept
+        q.done(&"failing");
+        let activity = q.activity();
+        assert_eq!(activity.busy, 1, "busy is in flight");
+        assert_eq!(
+            activity.delayed,
+            vec![
+                Delayed {
+                    key: "failing",
+                    failures: 2,
+                    due_in: Duration::from_millis(10)
+                },
+                Delayed {
+                    key: "requeued",
+                    failures: 0,
+                    due_in: Duration::from_secs(30)
+                },
+            ]
+        );
+        q.done(&"busy");
+        assert!(q.hurry(&"failing"), "its backoff is skipped");
+        assert!(!q.hurry(&"busy"), "not due later");
+        assert_eq!(next_now(&q).await, Some("failing"), "at once");
+        q.done(&"failing");
+        assert!(q.cancel_delayed(&"requeued"));
+        let activity = q.activity();
+        assert_eq!((activity.busy, activity.delayed), (0, vec![]));
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert_eq!(next_now(&q).await, None, "the cancelled requeue never runs");
     }
 
     #[tokio::test(start_paused = true)]

@@ -6,6 +6,7 @@ use super::attachment::Attachment;
 use super::collector;
 use super::context::EngineContext;
 use super::options::ControllerOptions;
+use super::queue::QueueActivity;
 use super::reactor::{Reactor, ReactorInfo};
 use super::rollout::RolloutPlan;
 use super::rollout_steps;
@@ -138,6 +139,21 @@ impl Reconciler {
     /// Hands an agent's report on an item that `owner` published to `on-agent-status`.
     pub fn offer_report(&self, owner: ObjectKey, report: AgentReport) {
         self.run.relay.offer(owner, report);
+    }
+
+    /// What its queue holds (see [`WorkQueue::activity`]).
+    pub fn activity(&self) -> QueueActivity<ObjectKey> {
+        self.run.queue.activity()
+    }
+
+    /// Runs `key` now if it waits for a backoff or a requeue.
+    pub fn run_now(&self, key: &ObjectKey) -> bool {
+        self.run.queue.hurry(key)
+    }
+
+    /// Drops the run of `key` due later; it runs again when it changes.
+    pub fn cancel_delayed(&self, key: &ObjectKey) -> bool {
+        self.run.queue.cancel_delayed(key)
     }
 
     /// Keys waiting to run now.

@@ -128,6 +128,11 @@ impl Reflector {
         }
     }
 
+    /// Changes sent that some subscriber has not taken yet.
+    pub fn unread(&self) -> usize {
+        self.shared.events.len()
+    }
+
     /// The revision the cache reflects now.
     pub fn revision(&self) -> Option<Revision> {
         *self.shared.synced.borrow()
@@ -274,6 +279,15 @@ impl Reflectors {
         live.insert(kind.to_owned(), Arc::downgrade(&reflector));
         live.retain(|_, weak| weak.strong_count() > 0);
         Some(reflector)
+    }
+
+    /// The running reflectors.
+    pub fn live(&self) -> Vec<Arc<Reflector>> {
+        self.live
+            .lock()
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect()
     }
 
     /// Kinds with a running reflector.

@@ -45,6 +45,20 @@ async fn concurrent_writers_get_unique_increasing_revisions_that_survive_reopen(
     );
 }
 
+/// `reactor-host test` runs on redb's in-memory backend: the same contract holds there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_in_memory_backend_keeps_the_contract() {
+    let memory = || -> Arc<dyn Store> {
+        Arc::new(EmbeddedStore::in_memory(EmbeddedStoreOptions::default()).expect("in memory"))
+    };
+    store_contract::multi_document_apply_is_all_or_nothing(memory()).await;
+    store_contract::finalizers_keep_a_deleted_object_until_released(memory()).await;
+    store_contract::a_watch_sees_every_change_once_in_order(memory()).await;
+    let unique =
+        store_contract::concurrent_writers_get_unique_increasing_revisions(memory(), 8, 25).await;
+    assert_eq!(unique.len(), 200);
+}
+
 #[tokio::test]
 async fn multi_document_apply_is_all_or_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");

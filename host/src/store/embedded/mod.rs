@@ -75,6 +75,25 @@ impl EmbeddedStore {
         })?;
         let path = dir.join("store.redb");
         let db = open_db(&path, options.cache_bytes)?;
+        Self::start(db, path, options)
+    }
+
+    /// A store in memory only (redb's in-memory backend): the same code as on disk, nothing
+    /// written to a file, gone when dropped. For `reactor-host test`.
+    pub fn in_memory(options: EmbeddedStoreOptions) -> Result<Self, StoreError> {
+        let db = redb::Builder::new()
+            .set_cache_size(options.cache_bytes)
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .map_err(|e| StoreError::Backend(format!("cannot make an in-memory store: {e}")))?;
+        Self::start(db, PathBuf::from("<memory>"), options)
+    }
+
+    /// Prepares the tables of `db` and starts its writer.
+    fn start(
+        db: redb::Database,
+        path: PathBuf,
+        options: EmbeddedStoreOptions,
+    ) -> Result<Self, StoreError> {
         Self::init_tables(&db)?;
         let (latest, oldest) = tables::read_counters(&db)?;
         let (events, _) = broadcast::channel(live::LIVE_BATCHES);
