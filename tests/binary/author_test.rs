@@ -149,6 +149,8 @@ fn fixture_files_apply_in_order_and_the_result_is_plain_yaml_with_the_guest_logs
     );
     let out = test_cmd("tenant-rust", &["-f", &tenant, "-f", &plan], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
+    // Plan has no Kind object, but the reactor watches it (references): no typo warning.
+    assert!(!stderr(&out).contains("no Kind object"), "{}", stderr(&out));
     let text = stdout(&out);
     let result: Value = serde_yaml_ng::from_str(&text).expect("stdout is YAML only");
     for volatile in [

@@ -138,6 +138,20 @@ fn a_kind_validates_defaults_and_shows_its_columns() {
     let kind = stdout(&host.cli(&["get", "kind", "tenant", "-o", "json"]));
     let kind: serde_json::Value = serde_json::from_str(&kind).expect("json");
     assert_eq!(kind["name"], "Tenant");
+    // So do the other commands that take a kind.
+    let described = host.cli(&["describe", "tenant", "t1"]);
+    assert!(described.status.success(), "{}", stderr(&described));
+    assert!(
+        stdout(&described).contains("Kind:         Tenant\n"),
+        "{}",
+        stdout(&described)
+    );
+    let labelled = host.cli(&["label", "TENANT", "t1", "tier=gold"]);
+    assert!(labelled.status.success(), "{}", stderr(&labelled));
+    assert_eq!(
+        host.object("Tenant", "t1").expect("t1")["labels"]["tier"],
+        "gold"
+    );
 
     // explain prints the schema: fields, types, required, defaults, descriptions.
     let out = host.cli(&["explain", "tenant"]);
@@ -184,7 +198,7 @@ fn a_kind_validates_defaults_and_shows_its_columns() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        "warning: <stdin>: document 1: kind Tenat has no Kind object and no reactor; see reactor-host api-resources\n"
+        "warning: <stdin>: document 1: kind Tenat has no Kind object and no reactor reconciles or watches it; see reactor-host api-resources\n"
     );
     assert!(host.object("Tenat", "t1").is_some());
 }
@@ -326,7 +340,7 @@ fn put_of_one_object_is_admitted_the_same_way() {
             .get("warning")
             .and_then(|v| v.to_str().ok()),
         Some(
-            r#"299 - "document 1: kind Tenat has no Kind object and no reactor; see reactor-host api-resources""#
+            r#"299 - "document 1: kind Tenat has no Kind object and no reactor reconciles or watches it; see reactor-host api-resources""#
         )
     );
 }

@@ -23,8 +23,11 @@ pub struct DeleteArgs {
     pub revision: Option<u64>,
 }
 
-pub async fn run(args: DeleteArgs, global: &ClientArgs) -> anyhow::Result<()> {
+pub async fn run(mut args: DeleteArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let client = global.client()?;
+    if let Some(kind) = &args.kind {
+        args.kind = Some(super::kinds::canonical(&client, kind).await?);
+    }
     let targets: Vec<(String, String)> = match (&args.file, &args.kind, &args.selector) {
         (Some(file), _, _) => super::documents::read(file)?
             .1

@@ -20,8 +20,9 @@ pub struct DescribeArgs {
     pub name: String,
 }
 
-pub async fn run(args: DescribeArgs, global: &ClientArgs) -> anyhow::Result<()> {
+pub async fn run(mut args: DescribeArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let client = global.client()?;
+    args.kind = super::kinds::canonical(&client, &args.kind).await?;
     let object = client.get(&args.kind, &args.name).await.map_err(explain)?;
     let mut out = String::new();
     header(&mut out, &object)?;

@@ -18,9 +18,12 @@ pub struct EventsArgs {
     pub output: Output,
 }
 
-pub async fn run(args: EventsArgs, global: &ClientArgs) -> anyhow::Result<()> {
-    let events = global
-        .client()?
+pub async fn run(mut args: EventsArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    let client = global.client()?;
+    if let Some(kind) = &args.kind {
+        args.kind = Some(super::kinds::canonical(&client, kind).await?);
+    }
+    let events = client
         .events(args.kind.as_deref(), args.name.as_deref())
         .await
         .map_err(explain)?;

@@ -17,8 +17,9 @@ pub struct FinalizeArgs {
 /// How many times the removal is retried when the object changed meanwhile.
 const ATTEMPTS: usize = 8;
 
-pub async fn run(args: FinalizeArgs, global: &ClientArgs) -> anyhow::Result<()> {
+pub async fn run(mut args: FinalizeArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let client = global.client()?;
+    args.kind = super::kinds::canonical(&client, &args.kind).await?;
     let what = format!("{}/{}", args.kind, args.name);
     for _ in 0..ATTEMPTS {
         let object = client.get(&args.kind, &args.name).await.map_err(explain)?;

@@ -33,6 +33,11 @@ pub async fn resolve(client: &Client, typed: &str) -> anyhow::Result<Resolved> {
     Ok(Resolved { kind, spec })
 }
 
+/// The kind `typed` names (see [`resolve`]), for the commands that take a kind.
+pub async fn canonical(client: &Client, typed: &str) -> anyhow::Result<String> {
+    Ok(resolve(client, typed).await?.kind)
+}
+
 /// The name of a Kind object as typed (`get kind tenant` finds Kind `Tenant`).
 pub async fn resolve_kind_name(client: &Client, typed: &str) -> anyhow::Result<String> {
     let names: Vec<String> = (kind_objects(client).await?)

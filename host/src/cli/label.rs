@@ -42,8 +42,9 @@ fn parse_change(text: &str) -> Result<Change, String> {
 /// How many times a label change is retried when the object changed meanwhile.
 const ATTEMPTS: usize = 8;
 
-pub async fn run(args: LabelArgs, global: &ClientArgs) -> anyhow::Result<()> {
+pub async fn run(mut args: LabelArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let client = global.client()?;
+    args.kind = super::kinds::canonical(&client, &args.kind).await?;
     let what = format!("{}/{}", args.kind, args.name);
     for _ in 0..ATTEMPTS {
         let object = client.get(&args.kind, &args.name).await.map_err(explain)?;

@@ -99,7 +99,8 @@ impl Condition {
     }
 }
 
-pub async fn run(args: WaitArgs, global: &ClientArgs) -> anyhow::Result<()> {
+pub async fn run(mut args: WaitArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    args.kind = super::kinds::canonical(&global.client()?, &args.kind).await?;
     let what = format!("{}/{}", args.kind, args.name);
     match tokio::time::timeout(args.timeout, wait(&args, global)).await {
         Ok(done) => done?,

@@ -17,8 +17,9 @@ pub struct WatchArgs {
     pub bookmarks: bool,
 }
 
-pub async fn run(args: WatchArgs, global: &ClientArgs) -> anyhow::Result<()> {
+pub async fn run(mut args: WatchArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let client = global.client()?;
+    args.kind = super::kinds::canonical(&client, &args.kind).await?;
     let mut events = Box::pin(
         client
             .watch(Some(&args.kind), args.from)

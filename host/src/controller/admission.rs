@@ -153,10 +153,10 @@ impl Admitter {
                         kind: request.kind.clone(),
                     });
                 }
-                let known = !self.engine.reactors_for(&request.kind).is_empty();
+                let known = self.engine.expects_kind(&request.kind);
                 if !known && warned.insert(request.kind.clone()) {
                     warnings.push(format!(
-                        "document {document}: kind {} has no Kind object and no reactor; see reactor-host api-resources",
+                        "document {document}: kind {} has no Kind object and no reactor reconciles or watches it; see reactor-host api-resources",
                         request.kind
                     ));
                 }

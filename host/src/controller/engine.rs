@@ -283,6 +283,15 @@ impl Engine {
         }
     }
 
+    /// Whether some reactor reconciles `kind` or watches it (owned children, references,
+    /// selections): a kind someone expects, so an apply of it is no typo.
+    pub(super) fn expects_kind(&self, kind: &str) -> bool {
+        self.attached().values().any(|a| {
+            let info = a.reactor.info();
+            info.kinds.iter().any(|k| k == kind) || info.watches.iter().any(|w| w.kind() == kind)
+        })
+    }
+
     pub(super) fn reactors_for(&self, kind: &str) -> Vec<(ReactorInfo, Arc<dyn Reactor>)> {
         self.attached()
             .values()
