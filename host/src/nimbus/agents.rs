@@ -1,14 +1,16 @@
 //! The agents a server knows: registered as objects of kind `Agent` (name = agent id,
 //! labels = its labels), alive while their heartbeats keep coming.
 
-use super::kinds::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
+use super::NimbusError;
+use super::fanout::{Entry, Fanout};
+use super::kinds::{AGENT_KIND, REPORT_KIND};
 use super::reports::{ReportState, Sheet, SheetEntry};
-use super::{Item, NimbusError};
 use crate::object::{ApplyRequest, Object, Selector, validate_name};
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What `reactor-host agents` shows of one agent.
@@ -97,13 +99,10 @@ pub async fn labels_of(
 }
 
 /// Every registered agent with its liveness and what it has applied.
-pub async fn list(store: &dyn Store) -> Result<Vec<AgentView>, NimbusError> {
+pub async fn list(store: &dyn Store, fanout: &Fanout) -> Result<Vec<AgentView>, NimbusError> {
     let agents = store.list(AGENT_KIND, &Selector::default()).await?.items;
-    let items = store.list(ITEM_KIND, &Selector::default()).await?.items;
-    let items: Vec<(Object, Item)> = items
-        .into_iter()
-        .filter_map(|o| Item::from_object(&o).map(|i| (o, i)))
-        .collect();
+    // The items as the fan-out holds them, decoded once: no listing of every item per call.
+    let items = fanout.items().await?;
     // Every agent's reports, by agent and key.
     let mut reports: BTreeMap<String, BTreeMap<String, SheetEntry>> = BTreeMap::new();
     for sheet in store.list(REPORT_KIND, &Selector::default()).await?.items {
@@ -128,7 +127,7 @@ pub async fn list(store: &dyn Store) -> Result<Vec<AgentView>, NimbusError> {
 
 fn view(
     agent: &Object,
-    items: &[(Object, Item)],
+    items: &[Arc<Entry>],
     reports: &BTreeMap<String, SheetEntry>,
     now: u64,
 ) -> AgentView {
@@ -147,16 +146,16 @@ fn view(
         pending: 0,
         failed: 0,
     };
-    for (object, item) in items {
+    for item in items {
         if !item.target.selects(&agent.name, &agent.labels) {
             continue;
         }
         let report = reports.get(&item.key);
         match report {
-            Some(r) if r.revision == object.meta.generation && r.state == ReportState::Applied => {
+            Some(r) if r.revision == item.version && r.state == ReportState::Applied => {
                 view.applied += 1
             }
-            Some(r) if r.revision == object.meta.generation && r.state == ReportState::Failed => {
+            Some(r) if r.revision == item.version && r.state == ReportState::Failed => {
                 view.failed += 1
             }
             _ => view.pending += 1,

@@ -42,7 +42,7 @@ impl ItemTarget {
     pub fn selects(&self, agent: &str, labels: &BTreeMap<String, String>) -> bool {
         match self {
             Self::Agents(ids) => ids.iter().any(|id| id == agent),
-            Self::Labels(wanted) => Selector::from_labels(wanted).matches(labels),
+            Self::Labels(wanted) => Selector::includes(labels, wanted),
         }
     }
 }

@@ -33,6 +33,12 @@ impl Selector {
         )
     }
 
+    /// Whether `labels` include every pair of `wanted`: what `from_labels(wanted).matches`
+    /// answers, without building the selector (a fan-out asks it per item and agent).
+    pub fn includes(labels: &BTreeMap<String, String>, wanted: &BTreeMap<String, String>) -> bool {
+        wanted.iter().all(|(k, v)| labels.get(k) == Some(v))
+    }
+
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.0.iter().all(|req| match req {
             Requirement::Equals(k, v) => labels.get(k) == Some(v),
@@ -180,6 +186,17 @@ mod tests {
                 let selector = Selector(requirements);
                 let parsed: Selector = selector.to_string().parse().expect("parses");
                 prop_assert_eq!(parsed, selector);
+            }
+
+            #[test]
+            fn includes_answers_as_the_selector_of_the_wanted_labels(
+                labels in proptest::collection::btree_map("[a-c]", "[x-z]", 0..4),
+                wanted in proptest::collection::btree_map("[a-c]", "[x-z]", 0..3),
+            ) {
+                prop_assert_eq!(
+                    Selector::includes(&labels, &wanted),
+                    Selector::from_labels(&wanted).matches(&labels)
+                );
             }
 
             #[test]

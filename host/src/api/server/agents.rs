@@ -90,7 +90,9 @@ pub async fn heartbeat(
     responses((status = 200, description = "Each agent: id, labels, connected, lastSeenMs, applied, pending, failed", body = Vec<Object>), Refused)
 )]
 pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<AgentView>>, ApiError> {
-    Ok(Json(nimbus::list_agents(state.store.as_ref()).await?))
+    Ok(Json(
+        nimbus::list_agents(state.store.as_ref(), &state.fanout).await?,
+    ))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

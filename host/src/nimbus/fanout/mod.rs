@@ -11,7 +11,8 @@ use super::{ITEM_KIND, Item, NimbusError, Recipient, Snapshot};
 use crate::object::{Revision, Selector};
 use crate::store::{EventType, Store, StoreError, WatchEvent};
 use bytes::Bytes;
-use entry::{Change, Entry};
+use entry::Change;
+pub(crate) use entry::Entry;
 use futures::{Stream, StreamExt};
 use log::Log;
 use parking_lot::RwLock;
@@ -117,6 +118,12 @@ impl Fanout {
             from,
             known,
         ))
+    }
+
+    /// Every item as the fan-out holds it now.
+    pub(crate) async fn items(&self) -> Result<Vec<Arc<Entry>>, NimbusError> {
+        self.listed().await?;
+        Ok(self.shared.state.read().index.values().cloned().collect())
     }
 
     /// Waits for the first listing of the items.
