@@ -315,3 +315,56 @@ fn a_reconcile_that_keeps_failing_is_reported_after_its_attempts_without_waiting
         stderr(&out)
     );
 }
+
+/// The children a reactor applies are admitted by their Kind as a user's applies are:
+/// defaulted, and refused (a permanent error of the reconcile, naming the field) when they
+/// break the schema.
+#[test]
+fn a_reactors_children_are_defaulted_and_validated_by_their_kind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kind = |cpu_maximum: u32| {
+        format!(
+            "kind: Kind\nname: TenantNamespace\nspec:\n  schema:\n    type: object\n    properties:\n      cpu: {{type: integer, maximum: {cpu_maximum}}}\n      quota: {{type: integer, default: 10}}\n"
+        )
+    };
+    let objects = "kind: Plan\nname: gold\nspec: {cpu: 2}\n---\nkind: Tenant\nname: acme\nspec: {plan: gold, namespaces: [dev]}\n";
+    let roomy = write(
+        dir.path(),
+        "roomy.yaml",
+        &format!("{}---\n{objects}", kind(4)),
+    );
+    let out = test_cmd("tenant-rust", &["-f", &roomy], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: Value = serde_yaml_ng::from_str(&stdout(&out)).expect("YAML");
+    let child = result["objects"]
+        .as_array()
+        .expect("objects")
+        .iter()
+        .find(|o| o["kind"] == "TenantNamespace")
+        .expect("the child");
+    assert_eq!(child["spec"]["quota"], 10, "defaulted: {child}");
+
+    let tight = write(
+        dir.path(),
+        "tight.yaml",
+        &format!("{}---\n{objects}", kind(1)),
+    );
+    let out = test_cmd("tenant-rust", &["-f", &tight], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: Value = serde_yaml_ng::from_str(&stdout(&out)).expect("YAML");
+    let objects = result["objects"].as_array().expect("objects");
+    assert!(
+        !objects.iter().any(|o| o["kind"] == "TenantNamespace"),
+        "the child breaking its schema is not stored: {objects:?}"
+    );
+    let tenant = objects
+        .iter()
+        .find(|o| o["kind"] == "Tenant")
+        .expect("the tenant");
+    let reconcile = &tenant["status"]["reconcile"]["tenant-rust"];
+    let error = reconcile["lastError"].as_str().unwrap_or("");
+    assert!(
+        error.contains("TenantNamespace/acme-dev") && error.contains("cpu"),
+        "{reconcile}"
+    );
+}

@@ -3,6 +3,7 @@
 //! the host-owned part of the primary object's status.
 
 use super::context::EngineContext;
+use super::kinds::Kinds;
 use super::pending::Pending;
 use super::status::{merge_reactor_status, update_status};
 use super::wasm::report_to_guest;
@@ -18,11 +19,15 @@ use std::sync::Arc;
 
 pub struct EngineHost {
     context: EngineContext,
+    /// The Kind objects, so a reactor's children are defaulted and validated as a user's
+    /// applies are.
+    kinds: Kinds,
 }
 
 impl EngineHost {
     pub fn new(context: EngineContext) -> Self {
-        Self { context }
+        let kinds = Kinds::new(context.store.clone());
+        Self { context, kinds }
     }
 }
 
@@ -163,6 +168,14 @@ impl ControllerHost for EngineHost {
         }
         let mut request = ApplyRequest::from(object);
         request.owner = Some(self.owner(caller)?);
+        let registered = self.kinds.lookup(&request.kind).await.map_err(|e| {
+            GuestStoreError::Unavailable(format!("the Kind of {}: {e}", request.kind))
+        })?;
+        if let Some(schema) = registered.and_then(|r| r.schema) {
+            schema.admit(&mut request.spec).map_err(|message| {
+                GuestStoreError::Invalid(format!("{}/{}: {message}", request.kind, request.name))
+            })?;
+        }
         let mut applied = self
             .store(caller)
             .apply(vec![request])
