@@ -259,6 +259,20 @@ fn a_bad_document_fails_in_one_line_naming_it_before_anything_runs() {
         &out,
         &["files-descriptor.wasm", "expected a controller component"],
     );
+
+    // A corrupt component: one line (the loader's own warning is not repeated), exit 2.
+    let corrupt = dir.path().join("corrupt.wasm");
+    std::fs::write(&corrupt, b"\0asm\x0d\0\x01\0 truncated").expect("write");
+    let out = std::process::Command::new(reactor_host_bin())
+        .arg("test")
+        .arg(&corrupt)
+        .args(["-f", &good])
+        .current_dir(dir.path())
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run reactor-host test");
+    assert_fails_with(&out, &["corrupt.wasm", "compile"]);
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
@@ -327,13 +341,19 @@ fn a_reactors_children_are_defaulted_and_validated_by_their_kind() {
             "kind: Kind\nname: TenantNamespace\nspec:\n  schema:\n    type: object\n    properties:\n      cpu: {{type: integer, maximum: {cpu_maximum}}}\n      quota: {{type: integer, default: 10}}\n"
         )
     };
-    let objects = "kind: Plan\nname: gold\nspec: {cpu: 2}\n---\nkind: Tenant\nname: acme\nspec: {plan: gold, namespaces: [dev]}\n";
+    // The Tenant comes in a file after its Plan's, so its one reconcile sees the Plan.
+    let tenant = write(
+        dir.path(),
+        "tenant.yaml",
+        "kind: Tenant\nname: acme\nspec: {plan: gold, namespaces: [dev]}\n",
+    );
+    let objects = "kind: Plan\nname: gold\nspec: {cpu: 2}\n";
     let roomy = write(
         dir.path(),
         "roomy.yaml",
         &format!("{}---\n{objects}", kind(4)),
     );
-    let out = test_cmd("tenant-rust", &["-f", &roomy], dir.path());
+    let out = test_cmd("tenant-rust", &["-f", &roomy, "-f", &tenant], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
     let result: Value = serde_yaml_ng::from_str(&stdout(&out)).expect("YAML");
     let child = result["objects"]
@@ -349,7 +369,7 @@ fn a_reactors_children_are_defaulted_and_validated_by_their_kind() {
         "tight.yaml",
         &format!("{}---\n{objects}", kind(1)),
     );
-    let out = test_cmd("tenant-rust", &["-f", &tight], dir.path());
+    let out = test_cmd("tenant-rust", &["-f", &tight, "-f", &tenant], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
     let result: Value = serde_yaml_ng::from_str(&stdout(&out)).expect("YAML");
     let objects = result["objects"].as_array().expect("objects");

@@ -104,12 +104,13 @@ impl Command {
     }
 
     /// What the command logs to stderr unless `RUST_LOG` says otherwise: servers their
-    /// `info`, `test` the guest's own lines (its `log` calls, stdout, stderr), the rest
+    /// `info`, `test` the guest's own lines (its `log` calls, stdout, stderr) but not the
+    /// loader's warning of a failed load (the command's own error line says it), the rest
     /// warnings only.
     pub fn default_log_filter(&self) -> &'static str {
         match self {
             _ if self.is_server() => "info",
-            Self::Test(_) => "warn,guest=debug",
+            Self::Test(_) => "warn,reactor_host::runtime::loader=error,guest=debug",
             _ => "warn",
         }
     }
