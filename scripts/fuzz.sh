@@ -20,9 +20,19 @@ target_dir="${CARGO_TARGET_DIR:-$root/target}/fuzz"
 PATH="$(dirname "$CARGO_FUZZ"):$PATH"
 export PATH
 status=0
+# libFuzzer prints a line per new input; that goes to a log beside the build, and only the
+# final figures (or, on a crash, the log's end with the replay command) are printed here.
+mkdir -p "$target_dir"
 for target in documents wire; do
     echo "fuzz: $target for ${seconds}s"
-    cargo fuzz run --fuzz-dir fuzz --sanitizer none --target-dir "$target_dir" "$target" -- \
-        -max_total_time="$seconds" -print_final_stats=1 || status=1
+    log="$target_dir/$target.log"
+    if cargo fuzz run --fuzz-dir fuzz --sanitizer none --target-dir "$target_dir" "$target" -- \
+        -max_total_time="$seconds" -print_final_stats=1 >"$log" 2>&1; then
+        grep -a -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' "$log" || true
+    else
+        status=1
+        echo "fuzz: $target failed (whole output in $log):"
+        tail -n 40 "$log"
+    fi
 done
 exit "$status"

@@ -8,25 +8,44 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-status=0
-cargo test --workspace --no-fail-fast "$@" || status=$?
+# Each step's output is also kept in a log; at the end the failed steps and the names of
+# their failing tests are printed again, so the last lines of a long run say what failed.
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
+failed=()
+step() {
+    local name="$1"
+    shift
+    if ! "$@" 2>&1 | tee "$logs/$name.log"; then failed+=("$name"); fi
+}
+step workspace cargo test --workspace --no-fail-fast "$@"
 # The SDKs' fake hosts and the examples' unit tests, in Rust, Python and JavaScript.
-scripts/test-sdk.sh || status=$?
+step sdk scripts/test-sdk.sh
 # The etcd matrix: these modules of the one binary-driving test binary, by filter. Each
 # server they start gets an etcd of its own; a failure of the first run does not hide what
 # this one finds. `--workspace` keeps the features of the build above, so nothing is rebuilt.
-REACTOR_TEST_STORE=etcd cargo test --workspace --no-fail-fast --test binary "$@" -- \
+step etcd env REACTOR_TEST_STORE=etcd cargo test --workspace --no-fail-fast --test binary "$@" -- \
     agent_scheduler:: agents:: cli_bad_input:: cli_flow:: cli_objects:: components_api:: \
-    engine_wasm:: harden:: openapi:: ownership:: reconcile_commit:: status_api:: \
-    || status=$?
+    engine_wasm:: harden:: openapi:: ownership:: reconcile_commit:: status_api::
 # Components built against reactor:host@0.1.0 still behave as before: the agents suite again
 # with the Policy reactor kept from that version (tests/fixtures/reactor-host-0.1.0/).
-REACTOR_TEST_POLICY=0.1.0 cargo test --workspace --no-fail-fast --test binary "$@" -- agents:: \
-    || status=$?
+step policy-0.1.0 env REACTOR_TEST_POLICY=0.1.0 \
+    cargo test --workspace --no-fail-fast --test binary "$@" -- agents::
 # The HTTP API fuzzed from its OpenAPI document (schemathesis, a fixed budget of cases).
-scripts/fuzz-api.sh || status=$?
+step fuzz-api scripts/fuzz-api.sh
 # The document parser and wire types under libFuzzer (cargo-fuzz), 30 s per target.
-scripts/fuzz.sh 30 || status=$?
+step fuzz scripts/fuzz.sh 30
 # The first run of a new user: ./run.sh from a clean clone, its demo checked through the CLI.
-scripts/test-first-run.sh || status=$?
-exit "$status"
+step first-run scripts/test-first-run.sh
+if ((${#failed[@]} == 0)); then
+    echo "test.sh: every step passed"
+    exit 0
+fi
+echo "test.sh: failed: ${failed[*]}"
+for name in "${failed[@]}"; do
+    echo "--- $name"
+    grep -a -E '^test .* \.\.\. FAILED$|panicked at|^FAIL|^not ok|^error: ' "$logs/$name.log" | head -n 40 || true
+    echo "(last lines)"
+    tail -n 15 "$logs/$name.log"
+done
+exit 1

@@ -118,6 +118,7 @@ impl ControllerHost for EngineHost {
         if self.context.reflectors.kinds().iter().any(|k| k == kind)
             && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
+            reflector.synced().await;
             return Ok(reflector.get(name));
         }
         self.context
@@ -137,6 +138,7 @@ impl ControllerHost for EngineHost {
         let items = if self.context.reflectors.kinds().iter().any(|k| k == kind)
             && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
+            reflector.synced().await;
             reflector.list(selector)
         } else {
             let listing = self

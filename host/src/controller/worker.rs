@@ -13,8 +13,14 @@ use super::rollout_steps;
 use crate::object::{Object, ObjectKey};
 use std::sync::Arc;
 
-/// Works the queue until it shuts down.
+/// Works the queue until it shuts down. No callback runs before the caches of the reactor's
+/// kinds and of the kinds it watches have loaded (as controller-runtime waits for its caches
+/// to sync): a callback reading a watched object from a cache still loading would see nothing,
+/// and the object's arrival in the initial listing runs nobody again.
 pub async fn work(run: &Attachment) {
+    for reflector in run.reflectors.values().chain(run.watched.values()) {
+        reflector.synced().await;
+    }
     while let Some(key) = run.queue.next().await {
         process(run, &key).await;
         run.queue.done(&key);

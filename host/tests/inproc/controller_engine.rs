@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use reactor_host::controller::{
     Action, Backoff, ControllerOptions, EngineContext, Failure, ObjectLocks, Reaction, Reactor,
-    ReactorInfo, Reconciler, Reflectors, finalizer_of, status,
+    ReactorInfo, Reconciler, Reflectors, Watch, finalizer_of, status,
 };
 use reactor_host::object::{ApplyRequest, Object, Revision, Selector};
 use reactor_host::store::{
@@ -517,10 +517,13 @@ async fn a_new_version_takes_the_next_events_without_restarting_the_controller()
 }
 
 /// A store whose watch events arrive `lag` late, as a reflector's cache lags the writes of a
-/// remote store (etcd): reads and writes go straight through.
+/// remote store (etcd), and whose listings of `slow_kind` take `list_lag` (a large kind still
+/// loading): reads and writes go straight through.
 struct Lagging {
     inner: Arc<dyn Store>,
     lag: Duration,
+    slow_kind: &'static str,
+    list_lag: Duration,
 }
 
 #[async_trait]
@@ -529,6 +532,9 @@ impl Store for Lagging {
         self.inner.get(kind, name).await
     }
     async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError> {
+        if kind == self.slow_kind {
+            tokio::time::sleep(self.list_lag).await;
+        }
         self.inner.list(kind, selector).await
     }
     async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError> {
@@ -592,6 +598,8 @@ async fn a_handled_delete_is_not_handled_again_while_the_cache_still_shows_the_o
     let lagging: Arc<dyn Store> = Arc::new(Lagging {
         inner: w.store.clone(),
         lag,
+        slow_kind: "",
+        list_lag: Duration::ZERO,
     });
     let shared = EngineContext {
         reflectors: Arc::new(Reflectors::new(lagging)),
@@ -640,4 +648,91 @@ async fn a_handled_delete_is_not_handled_again_while_the_cache_still_shows_the_o
         "on-delete ran {deletes} times for one delete: {:?}",
         recorder.calls()
     );
+}
+
+/// A reactor of `Tenant`s naming a `Plan` in `spec.plan`, which it watches, and reads from the
+/// engine's cache as a guest's `get` does; records whether each call found the Plan.
+struct PlanReader {
+    reflectors: Arc<Reflectors>,
+    found: Mutex<Vec<bool>>,
+}
+
+impl PlanReader {
+    fn read(&self, tenant: &Object) -> Reaction {
+        let plan = tenant.spec["plan"].as_str().unwrap_or_default();
+        let found = self
+            .reflectors
+            .acquire("Plan")
+            .is_some_and(|plans| plans.get(plan).is_some());
+        self.found.lock().expect("lock").push(found);
+        Ok(Action::Done)
+    }
+}
+
+#[async_trait]
+impl Reactor for PlanReader {
+    fn info(&self) -> ReactorInfo {
+        ReactorInfo {
+            name: "tenants".into(),
+            kinds: vec!["Tenant".into()],
+            resync: None,
+            handles_delete: false,
+            watches: vec![Watch::References {
+                kind: "Plan".into(),
+                path: "spec.plan".into(),
+            }],
+        }
+    }
+    async fn validate(&self, _: &Object) -> Result<(), String> {
+        Ok(())
+    }
+    async fn on_create(&self, object: &Object) -> Reaction {
+        self.read(object)
+    }
+    async fn on_update(&self, _: &Object, new: &Object) -> Reaction {
+        self.read(new)
+    }
+    async fn on_delete(&self, _: &Object) -> Reaction {
+        Ok(Action::Done)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_callback_runs_before_the_watched_kinds_cache_has_loaded() {
+    let w = world();
+    let object = |kind: &str, name: &str, spec| ApplyRequest {
+        kind: kind.into(),
+        ..thing(name, spec)
+    };
+    // Both exist before the engine starts (a restart); the Plans take a while to list.
+    w.store
+        .apply(vec![
+            object("Plan", "gold", json!({"seats": 5})),
+            object("Tenant", "acme", json!({"plan": "gold"})),
+        ])
+        .await
+        .expect("apply");
+    let slow: Arc<dyn Store> = Arc::new(Lagging {
+        inner: w.store.clone(),
+        lag: Duration::ZERO,
+        slow_kind: "Plan",
+        list_lag: Duration::from_millis(300),
+    });
+    let reflectors = Arc::new(Reflectors::new(slow));
+    let shared = EngineContext {
+        reflectors: reflectors.clone(),
+        ..w.shared.clone()
+    };
+    let reader = Arc::new(PlanReader {
+        reflectors,
+        found: Mutex::new(Vec::new()),
+    });
+    let _controller = Reconciler::start(reader.clone(), shared, options(2));
+    eventually("the Tenant was reconciled", || {
+        !reader.found.lock().expect("lock").is_empty()
+    })
+    .await;
+    // Had the Tenant run on the Plans' empty cache, it would have seen no Plan, and the Plan
+    // arriving in the first listing runs nobody again.
+    assert_eq!(reader.found.lock().expect("lock").first(), Some(&true));
 }
