@@ -130,6 +130,7 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
         store,
         admission: Some(Arc::new(Admitter::new(engine.clone(), args.strict_kinds))),
         events: Some(engine.context().events.clone()),
+        reports: Some(engine.context().reports.clone()),
         components: Some(ComponentsApi {
             runtime: runtime.clone(),
             dir: args.components.clone(),

@@ -7,7 +7,7 @@ use super::pending::Pending;
 use super::reactor::{Failure, Reactor};
 use super::status::PROPAGATION;
 use super::{QueueOptions, WorkQueue};
-use crate::nimbus::{self, AGENT_KIND, AgentReport, ITEM_KIND, Item, REPORT_KIND, ReportState};
+use crate::nimbus::{self, AGENT_KIND, AgentReport, ITEM_KIND, Item, ReportState};
 use crate::object::{Object, ObjectKey, Selector};
 use crate::store::update_status;
 use parking_lot::Mutex;
@@ -170,9 +170,8 @@ async fn roll_up(
     context: &EngineContext,
     owner: &ObjectKey,
 ) -> Result<(), crate::store::StoreError> {
-    let (Some(items), Some(sheets), Some(agents)) = (
+    let (Some(items), Some(agents)) = (
         context.reflectors.acquire(ITEM_KIND),
-        context.reflectors.acquire(REPORT_KIND),
         context.reflectors.acquire(AGENT_KIND),
     ) else {
         return Ok(());
@@ -183,7 +182,8 @@ async fn roll_up(
         .into_iter()
         .filter_map(|o| Item::from_object(&o).map(|i| (o, i)))
         .collect();
-    let sheets = nimbus::by_agent(&sheets.list(&selector));
+    context.reports.synced().await;
+    let sheets = context.reports.sheets_of(owner);
     let agents = agents.list(&Selector::default());
     let store = context.store.as_ref();
     let Some(current) = store.get(owner.kind(), owner.name()).await? else {

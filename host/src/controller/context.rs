@@ -5,6 +5,7 @@ use super::events::Events;
 use super::locks::ObjectLocks;
 use super::pending::Callbacks;
 use super::reflector::Reflectors;
+use crate::nimbus::ReportBook;
 use crate::object::ObjectKey;
 use crate::store::Store;
 use std::sync::Arc;
@@ -19,13 +20,16 @@ pub struct EngineContext {
     pub events: Events,
     /// The callbacks running now and the writes each holds until it ends.
     pub callbacks: Arc<Callbacks>,
+    /// Agents' latest reports on the items the engine's reactors published.
+    pub reports: ReportBook,
 }
 
 impl EngineContext {
-    /// A context on `store` with fresh reflectors.
+    /// A context on `store` with fresh reflectors and report book (needs a tokio runtime).
     pub fn new(store: Arc<dyn Store>, locks: ObjectLocks) -> Self {
         Self {
             reflectors: Arc::new(Reflectors::new(store.clone())),
+            reports: ReportBook::start(store.clone()),
             store,
             locks,
             events: Events::default(),

@@ -2,16 +2,16 @@
 //! across hot reloads (the queue survives; the next call runs the new version, and a rollout
 //! re-reconciles the objects it watches), detaches it when the component goes.
 
+use super::Reflector;
 use super::context::EngineContext;
 use super::locks::ObjectLocks;
 use super::options::ControllerOptions;
 use super::reactor::{Reactor, ReactorInfo};
 use super::reconciler::Reconciler;
-use super::report_router::{self, ReportSink};
 use super::rollout::RolloutPlan;
 use super::runtime_sink::RuntimeSink;
 use super::wasm::WasmReactor;
-use crate::nimbus::{AGENT_KIND, AgentReport, ITEM_KIND, REPORT_KIND};
+use crate::nimbus::{AGENT_KIND, AgentReport, ITEM_KIND, ReportSink};
 use crate::object::ObjectKey;
 use crate::runtime::{ComponentEvent, Runtime, World, version_of};
 use crate::store::Store;
@@ -31,16 +31,9 @@ pub struct Engine {
     attached: Mutex<BTreeMap<String, Attached>>,
     /// The version serving of each controller component seen, to tell a new one.
     versions: Mutex<BTreeMap<String, String>>,
-    /// Hands agents' reports to the controllers; stops with the engine.
-    router: Mutex<Option<tokio::task::JoinHandle<()>>>,
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        if let Some(router) = self.router.lock().take() {
-            router.abort();
-        }
-    }
+    /// The items' and agents' caches, held as long as the engine: roll-ups of agents'
+    /// reports read them.
+    _caches: Vec<Arc<Reflector>>,
 }
 
 impl ReportSink for Engine {
@@ -77,30 +70,22 @@ impl Engine {
         options: ControllerOptions,
         locks: ObjectLocks,
     ) -> Arc<Self> {
+        let context = EngineContext::new(store, locks);
+        let caches = [ITEM_KIND, AGENT_KIND]
+            .iter()
+            .filter_map(|kind| context.reflectors.acquire(kind))
+            .collect();
         let engine = Arc::new(Self {
-            context: EngineContext::new(store, locks),
+            context,
             options,
             tuning: Mutex::new(BTreeMap::new()),
             attached: Mutex::new(BTreeMap::new()),
             versions: Mutex::new(BTreeMap::new()),
-            router: Mutex::new(None),
+            _caches: caches,
         });
-        let reflectors = &engine.context.reflectors;
-        if let (Some(sheets), Some(items), Some(agents)) = (
-            reflectors.acquire(REPORT_KIND),
-            reflectors.acquire(ITEM_KIND),
-            reflectors.acquire(AGENT_KIND),
-        ) {
-            let sink: Arc<dyn ReportSink> = engine.clone();
-            let sink = Arc::downgrade(&sink);
-            let task = tokio::spawn(async move {
-                // The items' and agents' caches live as long as the routing: roll-ups and
-                // the guests' `statuses` read them.
-                let _caches = (items, agents);
-                report_router::route(sink, sheets).await;
-            });
-            *engine.router.lock() = Some(task);
-        }
+        // Agents' reports reach the controllers from the report book.
+        let sink: Arc<dyn ReportSink> = engine.clone();
+        engine.context.reports.set_sink(Arc::downgrade(&sink));
         engine
     }
 

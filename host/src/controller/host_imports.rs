@@ -292,22 +292,15 @@ impl ControllerHost for EngineHost {
         prefix: &str,
     ) -> Result<Vec<ItemStatus>, NimbusError> {
         let owner = owner(caller);
-        // Reports change all the time: read them from the engine's caches, which hold
-        // every report that was handed to a reactor, without a store read per call.
-        let selector = nimbus::owner_selector(&owner.kind, &owner.name);
-        let reflectors = &self.context.reflectors;
-        let sheets = match reflectors.acquire(nimbus::REPORT_KIND) {
-            Some(cache) => {
-                cache.synced().await;
-                nimbus::by_agent(&cache.list(&selector))
-            }
-            None => nimbus::sheets_of(self.context.store.as_ref(), &owner.kind, &owner.name)
-                .await
-                .map_err(nimbus_error)?,
-        };
-        let statuses = sheets
-            .values()
-            .flat_map(|sheet| sheet.reports())
+        // Reports change all the time: read them from the engine's report book, which
+        // holds every report handed to a reactor, without a store read per call.
+        let reports = &self.context.reports;
+        reports.synced().await;
+        let statuses = reports
+            .reports_of(&ObjectKey::new(&owner.kind, &owner.name))
+            .map(|(_, reports)| reports)
+            .unwrap_or_default()
+            .into_iter()
             .filter(|report| report.key.starts_with(prefix))
             .map(|report| report_to_guest(&report))
             .collect();

@@ -24,7 +24,6 @@ mod queue;
 mod reactor;
 mod reconciler;
 mod reflector;
-mod report_router;
 mod rollout;
 mod rollout_steps;
 mod runtime_sink;

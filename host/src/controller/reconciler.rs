@@ -205,9 +205,29 @@ async fn regain(run: Arc<Attachment>, mut gained: tokio::sync::watch::Receiver<u
     while gained.changed().await.is_ok() {
         for reflector in run.reflectors.values() {
             run.enqueue_all(reflector, true);
+            replay_reports(&run, reflector);
         }
         for reflector in run.watched.values() {
             watches::judge_all(&run, reflector).await;
+        }
+    }
+}
+
+/// Hands the reports on the items of the objects this replica now owns to `on-agent-status`
+/// again: while another replica owned them, they went there.
+fn replay_reports(run: &Attachment, reflector: &Reflector) {
+    for name in reflector.names() {
+        let owner = ObjectKey::new(reflector.kind(), &name);
+        if !run.context.locks.owns(&owner) {
+            continue;
+        }
+        let Some((component, reports)) = run.context.reports.reports_of(&owner) else {
+            continue;
+        };
+        if component == run.info.name {
+            for report in reports {
+                run.relay.offer(owner.clone(), report);
+            }
         }
     }
 }

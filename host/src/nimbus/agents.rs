@@ -3,13 +3,14 @@
 
 use super::NimbusError;
 use super::fanout::{Entry, Fanout};
-use super::kinds::{AGENT_KIND, REPORT_KIND};
-use super::reports::{ReportState, Sheet, SheetEntry};
+use super::kinds::AGENT_KIND;
+use super::report_book::ReportBook;
+use super::reports::{ReportState, SheetEntry};
 use crate::object::{ApplyRequest, Object, Selector, validate_name};
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -99,19 +100,19 @@ pub async fn labels_of(
 }
 
 /// Every registered agent with its liveness and what it has applied.
-pub async fn list(store: &dyn Store, fanout: &Fanout) -> Result<Vec<AgentView>, NimbusError> {
+pub async fn list(
+    store: &dyn Store,
+    fanout: &Fanout,
+    book: &ReportBook,
+) -> Result<Vec<AgentView>, NimbusError> {
     let agents = store.list(AGENT_KIND, &Selector::default()).await?.items;
-    // The items as the fan-out holds them, decoded once: no listing of every item per call.
+    // The items as the fan-out holds them and the reports as the book does, decoded once:
+    // no listing of every item and every report per call.
     let items = fanout.items().await?;
-    // Every agent's reports, by agent and key.
-    let mut reports: BTreeMap<String, BTreeMap<String, SheetEntry>> = BTreeMap::new();
-    for sheet in store.list(REPORT_KIND, &Selector::default()).await?.items {
-        if let Some(sheet) = Sheet::from_value(sheet.spec) {
-            reports.entry(sheet.agent).or_default().extend(sheet.items);
-        }
-    }
+    book.synced().await;
+    let reports = book.by_agent();
     let now = now_ms();
-    let none = BTreeMap::new();
+    let none = HashMap::new();
     Ok(agents
         .iter()
         .map(|agent| {
@@ -128,7 +129,7 @@ pub async fn list(store: &dyn Store, fanout: &Fanout) -> Result<Vec<AgentView>, 
 fn view(
     agent: &Object,
     items: &[Arc<Entry>],
-    reports: &BTreeMap<String, SheetEntry>,
+    reports: &HashMap<String, SheetEntry>,
     now: u64,
 ) -> AgentView {
     let last_seen_ms = agent.status.get("lastSeenMs").and_then(|v| v.as_u64());

@@ -2,7 +2,8 @@
 //! objects of the reserved kind `NimbusItem`, owned by the object whose callback published
 //! them, so agents get the current set by list + watch and an owner's delete withdraws them.
 //! Agents register as objects of kind `Agent`; their reports on items are kept apart from the
-//! items, in one `NimbusReport` sheet per owner and agent.
+//! items, in one `NimbusReport` sheet per owner and agent, and in memory in the server's
+//! report book.
 
 mod agents;
 mod fanout;
@@ -10,6 +11,7 @@ mod feed;
 mod items;
 mod kinds;
 mod propagation;
+mod report_book;
 mod reporter;
 mod reports;
 
@@ -24,8 +26,9 @@ pub use items::{
 };
 pub use kinds::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
 pub use propagation::{Propagation, propagation};
+pub use report_book::{ReportBook, ReportSink};
 pub use reporter::Reporter;
 pub use reports::{
-    AgentReport, ReportState, Sheet, SheetEntry, agent_selector, by_agent, forget_reports,
-    record as record_reports, sheets_of,
+    AgentReport, Recorded, ReportState, Sheet, SheetEntry, agent_selector, by_agent,
+    forget_reports, record as record_reports, sheets_of,
 };

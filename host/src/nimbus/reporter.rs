@@ -1,8 +1,10 @@
 //! The one writer of agents' reports on a server: reports arriving together are merged and
 //! written with one write per owner and agent, so concurrent reports never conflict and a
-//! batch of an agent's reports costs a few writes, not one per item.
+//! batch of an agent's reports costs a few writes, not one per item. What it wrote goes to
+//! the server's report book at once, not back through the store's watch.
 
 use super::NimbusError;
+use super::report_book::ReportBook;
 use super::reports::{AgentReport, record};
 use crate::store::Store;
 use std::collections::BTreeMap;
@@ -30,10 +32,10 @@ impl std::fmt::Debug for Reporter {
 }
 
 impl Reporter {
-    /// Starts the writer (needs a tokio runtime).
-    pub fn start(store: Arc<dyn Store>) -> Self {
+    /// Starts the writer (needs a tokio runtime); what it writes is handed to `book`.
+    pub fn start(store: Arc<dyn Store>, book: ReportBook) -> Self {
         let (requests, receiver) = mpsc::channel(1024);
-        tokio::spawn(write_reports(store, receiver));
+        tokio::spawn(write_reports(store, book, receiver));
         Self { requests }
     }
 
@@ -49,7 +51,11 @@ impl Reporter {
     }
 }
 
-async fn write_reports(store: Arc<dyn Store>, mut receiver: mpsc::Receiver<Request>) {
+async fn write_reports(
+    store: Arc<dyn Store>,
+    book: ReportBook,
+    mut receiver: mpsc::Receiver<Request>,
+) {
     while let Some(first) = receiver.recv().await {
         let mut batch = vec![first];
         while batch.len() < MERGED_REQUESTS {
@@ -66,11 +72,17 @@ async fn write_reports(store: Arc<dyn Store>, mut receiver: mpsc::Receiver<Reque
             }
         }
         let result = record(store.as_ref(), merged.into_values().collect()).await;
+        let recorded = result.map(|recorded| {
+            for (name, revision, sheet) in recorded.sheets {
+                book.absorb(&name, revision, sheet);
+            }
+            recorded.keys
+        });
         for (reports, done) in batch {
-            let answer = result
+            let answer = recorded
                 .as_ref()
                 .map_err(Clone::clone)
-                .map(|written| reports.iter().filter(|r| written.contains(&r.key)).count());
+                .map(|keys| reports.iter().filter(|r| keys.contains(&r.key)).count());
             let _ = done.send(answer);
         }
     }
@@ -97,7 +109,7 @@ mod tests {
         publish(store.as_ref(), &owner, "k", serde_json::json!(1), everyone)
             .await
             .expect("publish");
-        let reporter = Reporter::start(store.clone());
+        let reporter = Reporter::start(store.clone(), ReportBook::start(store.clone()));
         let sends = (0..64).map(|i| {
             let reporter = reporter.clone();
             tokio::spawn(async move {

@@ -5,7 +5,7 @@
 use super::items::{OWNER_KIND, OWNER_NAME, hashed_name, object_name};
 use super::kinds::{ITEM_KIND, REPORT_KIND};
 use super::{Item, NimbusError};
-use crate::object::{ApplyRequest, Object, Selector, from_map};
+use crate::object::{ApplyRequest, Object, Revision, Selector, from_map};
 use crate::store::{Store, StoreError, retry_on_conflict};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -121,13 +121,18 @@ pub fn by_agent(objects: &[Object]) -> BTreeMap<String, Sheet> {
         .collect()
 }
 
+/// What one round of [`record`] wrote.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// The keys of the reports recorded.
+    pub keys: BTreeSet<String>,
+    /// Each sheet that changed: its store name, the revision written, and the sheet.
+    pub sheets: Vec<(String, Revision, Sheet)>,
+}
+
 /// Records reports durably: one write per owner and agent. Reports on items that are gone
-/// are dropped (the item was withdrawn meanwhile); `removed` drops the entry. Answers the
-/// keys recorded.
-pub async fn record(
-    store: &dyn Store,
-    reports: Vec<AgentReport>,
-) -> Result<BTreeSet<String>, NimbusError> {
+/// are dropped (the item was withdrawn meanwhile); `removed` drops the entry.
+pub async fn record(store: &dyn Store, reports: Vec<AgentReport>) -> Result<Recorded, NimbusError> {
     let keys: BTreeSet<String> = reports.iter().map(|r| r.key.clone()).collect();
     let owners = owners_of(store, keys).await?;
     let mut sheets: BTreeMap<(String, String, String), (String, Vec<AgentReport>)> =
@@ -156,15 +161,17 @@ pub async fn record(
                 agent,
                 items: BTreeMap::new(),
             };
-            write_sheet(store, sheet, &reports).await?;
-            Ok::<_, NimbusError>(reports.into_iter().map(|r| r.key))
+            let written = write_sheet(store, sheet, &reports).await?;
+            Ok::<_, NimbusError>((reports.into_iter().map(|r| r.key), written))
         });
-    let mut recorded = BTreeSet::new();
+    let mut recorded = Recorded::default();
     // Several sheets at once, so the store can commit them together; not many, as each
     // holds a few copies of its sheet meanwhile and an owner's sheet can be large.
     let mut results = futures::stream::iter(writes).buffer_unordered(SHEETS_AT_ONCE);
     while let Some(result) = results.next().await {
-        recorded.extend(result?);
+        let (keys, written) = result?;
+        recorded.keys.extend(keys);
+        recorded.sheets.extend(written);
     }
     Ok(recorded)
 }
@@ -212,15 +219,16 @@ async fn owners_of(
     Ok(owners)
 }
 
-/// Read-modify-write of one sheet with compare-and-swap.
+/// Read-modify-write of one sheet with compare-and-swap; answers the sheet as written
+/// (`None` when nothing changed).
 async fn write_sheet(
     store: &dyn Store,
     fresh: Sheet,
     reports: &[AgentReport],
-) -> Result<(), NimbusError> {
+) -> Result<Option<(String, Revision, Sheet)>, NimbusError> {
     let name = sheet_name(&fresh.owner_kind, &fresh.owner_name, &fresh.agent);
     let (name, fresh) = (&name, &fresh);
-    retry_on_conflict(
+    let written = retry_on_conflict(
         || {
             format!(
                 "the reports of {} on {}/{}",
@@ -250,7 +258,7 @@ async fn write_sheet(
                 }
             }
             if !changed {
-                return Ok(());
+                return Ok(None);
             }
             let labels = BTreeMap::from([
                 (OWNER_KIND.to_owned(), sheet.owner_kind.clone()),
@@ -266,11 +274,13 @@ async fn write_sheet(
                 expected_revision: expected,
                 owner: None,
             };
-            store.apply(vec![request]).await.map(drop)
+            let applied = store.apply(vec![request]).await?;
+            let revision = applied.first().map_or(0, |a| a.object.meta.revision);
+            Ok(Some((name.clone(), revision, sheet)))
         },
     )
     .await?;
-    Ok(())
+    Ok(written)
 }
 
 /// Every sheet of `agent`.
@@ -325,7 +335,7 @@ mod tests {
         )
         .await
         .expect("record");
-        assert_eq!(recorded.len(), 3, "{recorded:?}");
+        assert_eq!(recorded.keys.len(), 3, "{recorded:?}");
         let sheets = sheets_of(&store, "Policy", "a").await.expect("sheets");
         assert_eq!(sheets.keys().collect::<Vec<_>>(), vec!["n1", "n2"]);
         assert_eq!(sheets["n1"].items.len(), 2);

@@ -91,7 +91,7 @@ pub async fn heartbeat(
 )]
 pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<AgentView>>, ApiError> {
     Ok(Json(
-        nimbus::list_agents(state.store.as_ref(), &state.fanout).await?,
+        nimbus::list_agents(state.store.as_ref(), &state.fanout, &state.reports).await?,
     ))
 }
 

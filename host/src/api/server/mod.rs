@@ -58,6 +58,9 @@ pub struct ServerConfig {
     pub components: Option<ComponentsApi>,
     /// The engine's events (`GET /v1/events`); the API records its own there too.
     pub events: Option<crate::controller::Events>,
+    /// The engine's report book, which agents' reports go to; a server without an engine
+    /// keeps its own.
+    pub reports: Option<crate::nimbus::ReportBook>,
     /// The largest request body any route reads (component uploads excepted).
     pub max_request_bytes: usize,
 }
@@ -77,6 +80,8 @@ pub(crate) struct AppState {
     pub events: Option<crate::controller::Events>,
     /// The one writer of agents' reports.
     pub reporter: crate::nimbus::Reporter,
+    /// Agents' latest reports, in memory.
+    pub reports: crate::nimbus::ReportBook,
     /// The items, followed once for every agent's feed.
     pub fanout: crate::nimbus::Fanout,
 }
@@ -95,13 +100,17 @@ impl Server {
                 addr: config.listen.clone(),
                 source,
             })?;
+        let reports = config
+            .reports
+            .unwrap_or_else(|| crate::nimbus::ReportBook::start(config.store.clone()));
         let state = AppState {
             store: config.store.clone(),
             token: config.token.into(),
             admission: config.admission,
             components: config.components,
             events: config.events,
-            reporter: crate::nimbus::Reporter::start(config.store.clone()),
+            reporter: crate::nimbus::Reporter::start(config.store.clone(), reports.clone()),
+            reports,
             fanout: crate::nimbus::Fanout::start(config.store.clone(), Default::default()),
         };
         Ok(Self {

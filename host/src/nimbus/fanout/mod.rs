@@ -8,18 +8,17 @@ mod log;
 mod subscriber;
 
 use super::{ITEM_KIND, Item, NimbusError, Recipient, Snapshot};
-use crate::object::{Revision, Selector};
-use crate::store::{EventType, Store, StoreError, WatchEvent};
+use crate::object::Revision;
+use crate::store::{EventType, Listing, Store, StoreError, WatchEvent};
 use bytes::Bytes;
 use entry::Change;
 pub(crate) use entry::Entry;
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use log::Log;
 use parking_lot::RwLock;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::sync::Arc;
 use tokio::sync::watch;
 
 /// Bounds of the shared log: the changes kept, and their bytes.
@@ -72,7 +71,12 @@ impl Fanout {
             }),
             position,
         });
-        tokio::spawn(follow_store(Arc::downgrade(&shared), store.clone()));
+        tokio::spawn(crate::store::follow(
+            Arc::downgrade(&shared),
+            store.clone(),
+            ITEM_KIND,
+            "item fan-out",
+        ));
         Fanout { shared, store }
     }
 
@@ -137,41 +141,9 @@ impl Fanout {
     }
 }
 
-/// Lists the items, then follows their changes; lists again whenever the watch ends.
-async fn follow_store(shared: Weak<Shared>, store: Arc<dyn Store>) {
-    let mut pause = Duration::from_millis(50);
-    loop {
-        match list_and_watch(&shared, store.as_ref()).await {
-            Ok(Ended::Dropped) => return,
-            Ok(Ended::Watch(e)) => {
-                tracing::warn!("item fan-out: the store watch ended ({e}); listing again");
-                pause = Duration::from_millis(50);
-            }
-            Err(e) => {
-                tracing::warn!("item fan-out: listing the items failed ({e}); trying again");
-                pause = (pause * 2).min(Duration::from_secs(5));
-            }
-        }
-        if shared.strong_count() == 0 {
-            return;
-        }
-        tokio::time::sleep(pause).await;
-    }
-}
-
-enum Ended {
-    Dropped,
-    Watch(StoreError),
-}
-
-async fn list_and_watch(shared: &Weak<Shared>, store: &dyn Store) -> Result<Ended, StoreError> {
-    let listing = store.list(ITEM_KIND, &Selector::default()).await?;
-    let mut events = store.watch(Some(ITEM_KIND), listing.revision).await?;
-    {
-        let Some(shared) = shared.upgrade() else {
-            return Ok(Ended::Dropped);
-        };
-        let mut state = shared.state.write();
+impl crate::store::Follower for Shared {
+    fn listed(&self, listing: Listing) {
+        let mut state = self.state.write();
         state.index = listing
             .items
             .iter()
@@ -179,24 +151,17 @@ async fn list_and_watch(shared: &Weak<Shared>, store: &dyn Store) -> Result<Ende
             .map(|entry| (entry.key.clone(), Arc::new(entry)))
             .collect();
         state.log.restart(listing.revision);
-        shared.position.send_replace(Some(listing.revision));
+        self.position.send_replace(Some(listing.revision));
     }
-    while let Some(event) = events.next().await {
-        let Some(shared) = shared.upgrade() else {
-            return Ok(Ended::Dropped);
-        };
-        let event = match event {
-            Ok(event) => event,
-            Err(e) => return Ok(Ended::Watch(e)),
-        };
+
+    fn changed(&self, event: WatchEvent) {
         let position = {
-            let mut state = shared.state.write();
+            let mut state = self.state.write();
             state.apply(event);
             state.log.position()
         };
-        shared.position.send_replace(Some(position));
+        self.position.send_replace(Some(position));
     }
-    Ok(Ended::Watch(StoreError::Backend("the watch closed".into())))
 }
 
 impl State {

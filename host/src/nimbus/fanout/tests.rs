@@ -3,6 +3,7 @@
 use super::*;
 use crate::nimbus::{FeedEvent, ItemTarget, Owner, publish, unpublish};
 use crate::store::{EmbeddedStore, EmbeddedStoreOptions};
+use futures::StreamExt;
 use serde_json::json;
 use std::collections::BTreeMap;
 

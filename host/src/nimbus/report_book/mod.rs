@@ -1,0 +1,322 @@
+//! The latest report of every agent on every item, held in memory once per server: followed
+//! from the `NimbusReport` sheets (so reports recorded by any replica, or before a restart,
+//! arrive) and handed over by this server's reporter as soon as they are durable, without
+//! waiting for the store to send them back. Each change of a report is offered once to the
+//! sink (the engine, which hands it to the publishing reactor's `on-agent-status`).
+
+use super::kinds::REPORT_KIND;
+use super::reports::{AgentReport, ReportState, Sheet, SheetEntry};
+use crate::object::{Object, ObjectKey, Revision};
+use crate::store::{EventType, Listing, Store, WatchEvent};
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Weak};
+use tokio::sync::watch;
+
+/// Where changed reports go: the component that published the item, and the item's owner.
+pub trait ReportSink: Send + Sync + 'static {
+    fn offer_report(&self, component: &str, owner: ObjectKey, report: AgentReport);
+}
+
+/// The server's reports. Cheap to clone; it stops following the store when the last clone
+/// is dropped.
+#[derive(Clone)]
+pub struct ReportBook {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for ReportBook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReportBook").finish_non_exhaustive()
+    }
+}
+
+struct Shared {
+    book: Mutex<Book>,
+    sink: Mutex<Option<Weak<dyn ReportSink>>>,
+    /// Whether the first listing is in.
+    listed: watch::Sender<bool>,
+}
+
+#[derive(Default)]
+struct Book {
+    /// Each sheet by its store name: the revision it was last written at, and whose it is.
+    sheets: HashMap<String, Held>,
+    /// The reports by owner, then agent, then item key.
+    owners: HashMap<ObjectKey, Owned>,
+    /// The revision the store's watch has reached: a sheet handed over directly at or
+    /// below it is old news (the watch delivered it, or something later).
+    watched: Revision,
+}
+
+struct Held {
+    revision: Revision,
+    owner: ObjectKey,
+    agent: String,
+}
+
+#[derive(Default)]
+struct Owned {
+    component: String,
+    agents: BTreeMap<String, BTreeMap<String, SheetEntry>>,
+}
+
+/// A report to offer: the publishing component, the item's owner and the report.
+type Offer = (String, ObjectKey, AgentReport);
+
+impl ReportBook {
+    /// Starts following the sheets of `store` (needs a tokio runtime).
+    pub fn start(store: Arc<dyn Store>) -> Self {
+        let (listed, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            book: Mutex::new(Book::default()),
+            sink: Mutex::new(None),
+            listed,
+        });
+        tokio::spawn(crate::store::follow(
+            Arc::downgrade(&shared),
+            store,
+            REPORT_KIND,
+            "agents' reports",
+        ));
+        ReportBook { shared }
+    }
+
+    /// From now on every changed report goes to `sink`; every report held now goes there
+    /// at once (a report recorded just before a restart still reaches its reactor).
+    pub fn set_sink(&self, sink: Weak<dyn ReportSink>) {
+        let offers: Vec<Offer> = {
+            let book = self.shared.book.lock();
+            let mut offers = Vec::new();
+            for (owner, owned) in &book.owners {
+                offers.extend(owned.offers(owner));
+            }
+            offers
+        };
+        *self.shared.sink.lock() = Some(sink);
+        self.shared.offer(offers);
+    }
+
+    /// Waits for the first listing of the sheets.
+    pub async fn synced(&self) {
+        let mut listed = self.shared.listed.subscribe();
+        let _ = listed.wait_for(|listed| *listed).await;
+    }
+
+    /// A sheet this server just wrote (`revision` is the store's): its changes are offered
+    /// now rather than when the watch brings it back.
+    pub fn absorb(&self, name: &str, revision: Revision, sheet: Sheet) {
+        let offers = {
+            let mut book = self.shared.book.lock();
+            if revision <= book.watched {
+                return;
+            }
+            book.put(name, revision, sheet)
+        };
+        self.shared.offer(offers);
+    }
+
+    /// Every agent's sheet on `owner`, by agent.
+    pub fn sheets_of(&self, owner: &ObjectKey) -> BTreeMap<String, Sheet> {
+        let book = self.shared.book.lock();
+        let Some(owned) = book.owners.get(owner) else {
+            return BTreeMap::new();
+        };
+        owned
+            .agents
+            .iter()
+            .map(|(agent, items)| {
+                let sheet = Sheet {
+                    owner_kind: owner.kind().to_owned(),
+                    owner_name: owner.name().to_owned(),
+                    component: owned.component.clone(),
+                    agent: agent.clone(),
+                    items: items.clone(),
+                };
+                (agent.clone(), sheet)
+            })
+            .collect()
+    }
+
+    /// Every report on the items of `owner`, with the component that published them.
+    pub fn reports_of(&self, owner: &ObjectKey) -> Option<(String, Vec<AgentReport>)> {
+        let book = self.shared.book.lock();
+        let owned = book.owners.get(owner)?;
+        let reports = owned.offers(owner).map(|(_, _, r)| r).collect();
+        Some((owned.component.clone(), reports))
+    }
+
+    /// Every agent's reports, by agent and item key.
+    pub fn by_agent(&self) -> HashMap<String, HashMap<String, SheetEntry>> {
+        let book = self.shared.book.lock();
+        let mut agents: HashMap<String, HashMap<String, SheetEntry>> = HashMap::new();
+        for owned in book.owners.values() {
+            for (agent, items) in &owned.agents {
+                let reports = agents.entry(agent.clone()).or_default();
+                reports.extend(items.iter().map(|(k, e)| (k.clone(), e.clone())));
+            }
+        }
+        agents
+    }
+}
+
+impl Shared {
+    fn offer(&self, offers: Vec<Offer>) {
+        if offers.is_empty() {
+            return;
+        }
+        let Some(sink) = self.sink.lock().as_ref().and_then(Weak::upgrade) else {
+            return;
+        };
+        for (component, owner, report) in offers {
+            sink.offer_report(&component, owner, report);
+        }
+    }
+}
+
+impl crate::store::Follower for Shared {
+    fn listed(&self, listing: Listing) {
+        let offers = {
+            let mut book = self.book.lock();
+            let before = std::mem::take(&mut *book);
+            book.watched = listing.revision;
+            let mut offers = Vec::new();
+            for object in listing.items {
+                if let Some((name, revision, sheet)) = decode(object) {
+                    // Only what changed since the last listing (nothing, the first time).
+                    let owner = ObjectKey::new(&sheet.owner_kind, &sheet.owner_name);
+                    let old = before
+                        .owners
+                        .get(&owner)
+                        .and_then(|owned| owned.agents.get(&sheet.agent));
+                    offers.extend(book.replace(&name, revision, sheet, old));
+                }
+            }
+            offers
+        };
+        self.listed.send_replace(true);
+        self.offer(offers);
+    }
+
+    fn changed(&self, event: WatchEvent) {
+        let offers = {
+            let mut book = self.book.lock();
+            book.watched = book.watched.max(event.revision);
+            match (event.event_type, event.object) {
+                (EventType::Deleted, Some(object)) => {
+                    book.remove(&object.name);
+                    Vec::new()
+                }
+                (EventType::Created | EventType::Updated, Some(object)) => match decode(object) {
+                    Some((name, revision, sheet)) => book.put(&name, revision, sheet),
+                    None => Vec::new(),
+                },
+                _ => Vec::new(),
+            }
+        };
+        self.offer(offers);
+    }
+}
+
+/// The sheet an object holds, with its store name and revision.
+fn decode(object: Object) -> Option<(String, Revision, Sheet)> {
+    let revision = object.meta.revision;
+    let sheet = Sheet::from_value(object.spec)?;
+    Some((object.name, revision, sheet))
+}
+
+impl Book {
+    /// Takes `sheet` written at `revision` unless the book holds it at that revision or a
+    /// later one; answers the reports that changed.
+    fn put(&mut self, name: &str, revision: Revision, sheet: Sheet) -> Vec<Offer> {
+        if self
+            .sheets
+            .get(name)
+            .is_some_and(|held| held.revision >= revision)
+        {
+            return Vec::new();
+        }
+        let owner = ObjectKey::new(&sheet.owner_kind, &sheet.owner_name);
+        let old = self
+            .owners
+            .get_mut(&owner)
+            .and_then(|owned| owned.agents.remove(&sheet.agent));
+        self.replace(name, revision, sheet, old.as_ref())
+    }
+
+    /// Sets `sheet`, whose reports were `old` before; answers the reports that changed,
+    /// an entry gone from the sheet as `removed` (the item left that agent).
+    fn replace(
+        &mut self,
+        name: &str,
+        revision: Revision,
+        sheet: Sheet,
+        old: Option<&BTreeMap<String, SheetEntry>>,
+    ) -> Vec<Offer> {
+        let owner = ObjectKey::new(&sheet.owner_kind, &sheet.owner_name);
+        let owned = self.owners.entry(owner.clone()).or_default();
+        owned.component = sheet.component;
+        let mut offers = Vec::new();
+        for (key, entry) in &sheet.items {
+            if old.and_then(|o| o.get(key)) != Some(entry) {
+                let report = report(key, &sheet.agent, entry.state, entry);
+                offers.push((owned.component.clone(), owner.clone(), report));
+            }
+        }
+        for (key, entry) in old.into_iter().flatten() {
+            if !sheet.items.contains_key(key) {
+                let report = report(key, &sheet.agent, ReportState::Removed, entry);
+                offers.push((owned.component.clone(), owner.clone(), report));
+            }
+        }
+        owned.agents.insert(sheet.agent.clone(), sheet.items);
+        let held = Held {
+            revision,
+            owner,
+            agent: sheet.agent,
+        };
+        self.sheets.insert(name.to_owned(), held);
+        offers
+    }
+
+    /// Forgets a deleted sheet (its owner's items are gone: nobody is told).
+    fn remove(&mut self, name: &str) {
+        let Some(held) = self.sheets.remove(name) else {
+            return;
+        };
+        if let Some(owned) = self.owners.get_mut(&held.owner) {
+            owned.agents.remove(&held.agent);
+            if owned.agents.is_empty() {
+                self.owners.remove(&held.owner);
+            }
+        }
+    }
+}
+
+impl Owned {
+    /// Every report held, as offers.
+    fn offers<'a>(&'a self, owner: &'a ObjectKey) -> impl Iterator<Item = Offer> + 'a {
+        self.agents.iter().flat_map(move |(agent, items)| {
+            items.iter().map(move |(key, entry)| {
+                let report = report(key, agent, entry.state, entry);
+                (self.component.clone(), owner.clone(), report)
+            })
+        })
+    }
+}
+
+fn report(key: &str, agent: &str, state: ReportState, entry: &SheetEntry) -> AgentReport {
+    AgentReport {
+        key: key.to_owned(),
+        agent: agent.to_owned(),
+        state,
+        message: entry
+            .message
+            .clone()
+            .filter(|_| state != ReportState::Removed),
+        revision: entry.revision,
+    }
+}
+
+#[cfg(test)]
+mod tests;

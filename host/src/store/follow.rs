@@ -1,0 +1,68 @@
+//! Follows one kind of a store for an in-memory view: lists it, then watches from the
+//! listing's revision, and lists again whenever the watch ends (after a pause that grows
+//! while listing fails), until the view is dropped.
+
+use super::{Listing, Store, StoreError, WatchEvent};
+use crate::object::Selector;
+use futures::StreamExt;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+/// An in-memory view of one kind, kept by [`follow`].
+pub trait Follower: Send + Sync + 'static {
+    /// The kind as it is now: the view starts over from it.
+    fn listed(&self, listing: Listing);
+    /// One change after the listing, in store order.
+    fn changed(&self, event: WatchEvent);
+}
+
+/// Keeps `follower` in step with `kind` of `store` until the follower is dropped; `what`
+/// names the view in the warnings about the store.
+pub async fn follow<F: Follower>(follower: Weak<F>, store: Arc<dyn Store>, kind: &str, what: &str) {
+    let mut pause = Duration::from_millis(50);
+    loop {
+        match list_and_watch(&follower, store.as_ref(), kind).await {
+            Ok(Ended::Dropped) => return,
+            Ok(Ended::Watch(e)) => {
+                tracing::warn!("{what}: the store watch ended ({e}); listing again");
+                pause = Duration::from_millis(50);
+            }
+            Err(e) => {
+                tracing::warn!("{what}: listing failed ({e}); trying again");
+                pause = (pause * 2).min(Duration::from_secs(5));
+            }
+        }
+        if follower.strong_count() == 0 {
+            return;
+        }
+        tokio::time::sleep(pause).await;
+    }
+}
+
+enum Ended {
+    Dropped,
+    Watch(StoreError),
+}
+
+async fn list_and_watch<F: Follower>(
+    follower: &Weak<F>,
+    store: &dyn Store,
+    kind: &str,
+) -> Result<Ended, StoreError> {
+    let listing = store.list(kind, &Selector::default()).await?;
+    let mut events = store.watch(Some(kind), listing.revision).await?;
+    match follower.upgrade() {
+        Some(follower) => follower.listed(listing),
+        None => return Ok(Ended::Dropped),
+    }
+    while let Some(event) = events.next().await {
+        let Some(follower) = follower.upgrade() else {
+            return Ok(Ended::Dropped);
+        };
+        match event {
+            Ok(event) => follower.changed(event),
+            Err(e) => return Ok(Ended::Watch(e)),
+        }
+    }
+    Ok(Ended::Watch(StoreError::Backend("the watch closed".into())))
+}
