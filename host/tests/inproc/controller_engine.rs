@@ -6,12 +6,13 @@
 use async_trait::async_trait;
 use futures::StreamExt;
 use reactor_host::controller::{
-    Action, Backoff, ControllerOptions, EngineContext, Failure, ObjectLocks, Reaction, Reactor,
-    ReactorInfo, Reconciler, Reflectors, Watch, finalizer_of, status,
+    Action, Backoff, ControllerOptions, Engine, EngineContext, Failure, ObjectLocks, Reaction,
+    Reactor, ReactorInfo, Reconciler, Reflectors, Watch, finalizer_of, status,
 };
+use reactor_host::nimbus::{AgentReport, ItemTarget, Owner, ReportState, Reporter, publish};
 use reactor_host::object::{ApplyRequest, Object, Revision, Selector};
 use reactor_host::store::{
-    Applied, EmbeddedStore, EmbeddedStoreOptions, Listing, Store, StoreError, WatchStream,
+    Applied, EmbeddedStore, EmbeddedStoreOptions, Listing, Shards, Store, StoreError, WatchStream,
 };
 use reactor_testkit::eventually_async;
 use serde_json::json;
@@ -735,4 +736,84 @@ async fn no_callback_runs_before_the_watched_kinds_cache_has_loaded() {
     // Had the Tenant run on the Plans' empty cache, it would have seen no Plan, and the Plan
     // arriving in the first listing runs nobody again.
     assert_eq!(reader.found.lock().expect("lock").first(), Some(&true));
+}
+
+/// A reactor of `Thing`s that records the agents' reports it is handed.
+#[derive(Default)]
+struct ReportListener {
+    heard: Mutex<Vec<(String, String)>>,
+}
+
+#[async_trait]
+impl Reactor for ReportListener {
+    fn info(&self) -> ReactorInfo {
+        ReactorInfo {
+            name: "recorder".into(),
+            kinds: vec!["Thing".into()],
+            resync: None,
+            handles_delete: false,
+            watches: Vec::new(),
+        }
+    }
+    async fn validate(&self, _: &Object) -> Result<(), String> {
+        Ok(())
+    }
+    async fn on_create(&self, _: &Object) -> Reaction {
+        Ok(Action::Done)
+    }
+    async fn on_update(&self, _: &Object, _: &Object) -> Reaction {
+        Ok(Action::Done)
+    }
+    async fn on_delete(&self, _: &Object) -> Reaction {
+        Ok(Action::Done)
+    }
+    async fn on_agent_status(&self, owner: &Object, report: &AgentReport) -> Reaction {
+        let heard = (owner.name.clone(), report.agent.clone());
+        self.heard.lock().expect("lock").push(heard);
+        Ok(Action::Done)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_gains_a_shard_hands_over_the_reports_it_skipped() {
+    let w = world();
+    let shards = Shards::new(1);
+    let engine = Engine::with_locks(
+        w.store.clone(),
+        options(2),
+        ObjectLocks::sharded(shards.clone()),
+    );
+    let listener = Arc::new(ReportListener::default());
+    engine.attach(listener.clone());
+    w.store
+        .apply(vec![thing("obj", json!(1))])
+        .await
+        .expect("apply");
+    let owner = Owner {
+        kind: "Thing".into(),
+        name: "obj".into(),
+        component: "recorder".into(),
+    };
+    let everyone = ItemTarget::Labels(Default::default());
+    publish(w.store.as_ref(), &owner, "thing/obj", json!(1), everyone)
+        .await
+        .expect("publish");
+    // The report arrives while another replica owns the object's shard: not for us.
+    let reporter = Reporter::start(w.store.clone(), engine.context().reports.clone());
+    let report = AgentReport {
+        key: "thing/obj".into(),
+        agent: "edge-1".into(),
+        state: ReportState::Applied,
+        message: None,
+        revision: 1,
+    };
+    assert_eq!(reporter.record(vec![report]).await.expect("record"), 1);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(listener.heard.lock().expect("lock").is_empty());
+    // The other replica went; this one gains the shard and hears the report it skipped.
+    shards.gain(0);
+    eventually("the report was handed over", || {
+        *listener.heard.lock().expect("lock") == vec![("obj".to_owned(), "edge-1".to_owned())]
+    })
+    .await;
 }
