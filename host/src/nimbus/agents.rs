@@ -5,7 +5,7 @@ use super::NimbusError;
 use super::fanout::{Entry, Fanout};
 use super::kinds::AGENT_KIND;
 use super::report_book::ReportBook;
-use super::reports::{ReportState, SheetEntry};
+use super::reports::ReportState;
 use crate::object::{ApplyRequest, Object, Selector, validate_name};
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -107,60 +107,119 @@ pub async fn list(
 ) -> Result<Vec<AgentView>, NimbusError> {
     let agents = store.list(AGENT_KIND, &Selector::default()).await?.items;
     // The items as the fan-out holds them and the reports as the book does, decoded once:
-    // no listing of every item and every report per call.
+    // no listing of every item and every report per call, and no copy of the reports.
     let items = fanout.items().await?;
     book.synced().await;
-    let reports = book.by_agent();
     let now = now_ms();
-    let none = HashMap::new();
-    Ok(agents
+    let mut views: Vec<AgentView> = agents.iter().map(|a| view(a, &items, now)).collect();
+    let by_key: HashMap<&str, &Entry> = items.iter().map(|e| (e.key.as_str(), &**e)).collect();
+    let by_id: HashMap<&str, usize> = agents
         .iter()
-        .map(|agent| {
-            view(
-                agent,
-                &items,
-                reports.get(&agent.name).unwrap_or(&none),
-                now,
-            )
-        })
-        .collect())
+        .enumerate()
+        .map(|(i, agent)| (agent.name.as_str(), i))
+        .collect();
+    // A report on the current version of an item meant for the agent moves it from pending
+    // to applied or failed.
+    book.for_each(|id, key, report| {
+        let (Some(&i), Some(item)) = (by_id.get(id), by_key.get(key)) else {
+            return;
+        };
+        let agent = &agents[i];
+        if report.revision != item.version || !item.target.selects(&agent.name, &agent.labels) {
+            return;
+        }
+        let view = &mut views[i];
+        let count = match report.state {
+            ReportState::Applied => &mut view.applied,
+            ReportState::Failed => &mut view.failed,
+            ReportState::Pending | ReportState::Removed => return,
+        };
+        *count += 1;
+        view.pending = view.pending.saturating_sub(1);
+    });
+    Ok(views)
 }
 
-fn view(
-    agent: &Object,
-    items: &[Arc<Entry>],
-    reports: &HashMap<String, SheetEntry>,
-    now: u64,
-) -> AgentView {
+/// What `agent` is, with every item meant for it counted as pending.
+fn view(agent: &Object, items: &[Arc<Entry>], now: u64) -> AgentView {
     let last_seen_ms = agent.status.get("lastSeenMs").and_then(|v| v.as_u64());
     let ttl = agent
         .status
         .get("ttlMs")
         .and_then(|v| v.as_u64())
         .unwrap_or(0);
-    let mut view = AgentView {
+    let pending = items
+        .iter()
+        .filter(|item| item.target.selects(&agent.name, &agent.labels))
+        .count();
+    AgentView {
         id: agent.name.clone(),
         labels: agent.labels.clone(),
         connected: last_seen_ms.is_some_and(|seen| now <= seen.saturating_add(ttl)),
         last_seen_ms,
         applied: 0,
-        pending: 0,
+        pending,
         failed: 0,
-    };
-    for item in items {
-        if !item.target.selects(&agent.name, &agent.labels) {
-            continue;
-        }
-        let report = reports.get(&item.key);
-        match report {
-            Some(r) if r.revision == item.version && r.state == ReportState::Applied => {
-                view.applied += 1
-            }
-            Some(r) if r.revision == item.version && r.state == ReportState::Failed => {
-                view.failed += 1
-            }
-            _ => view.pending += 1,
-        }
     }
-    view
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nimbus::{AgentReport, ItemTarget, Owner, Reporter, publish};
+    use crate::store::{EmbeddedStore, EmbeddedStoreOptions};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_view_counts_reports_on_the_current_version_of_items_meant_for_the_agent() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store: Arc<dyn Store> = Arc::new(
+            EmbeddedStore::open(dir.path(), EmbeddedStoreOptions::default()).expect("open"),
+        );
+        let zone = |z: &str| BTreeMap::from([("zone".to_owned(), z.to_owned())]);
+        register(store.as_ref(), "a", zone("x")).await.expect("a");
+        register(store.as_ref(), "b", zone("y")).await.expect("b");
+        let owner = Owner {
+            kind: "Policy".into(),
+            name: "p".into(),
+            component: "c".into(),
+        };
+        for (key, target) in [
+            ("k1", ItemTarget::Labels(BTreeMap::new())),
+            ("k2", ItemTarget::Labels(BTreeMap::new())),
+            ("k3", ItemTarget::Labels(zone("x"))),
+            ("k4", ItemTarget::Labels(zone("x"))),
+        ] {
+            publish(store.as_ref(), &owner, key, json!(1), target)
+                .await
+                .expect("publish");
+        }
+        let fanout = Fanout::start(store.clone(), Default::default());
+        let book = ReportBook::start(store.clone());
+        let reporter = Reporter::start(store.clone(), book.clone());
+        let report = |key: &str, agent: &str, state, revision| AgentReport {
+            key: key.into(),
+            agent: agent.into(),
+            state,
+            message: None,
+            revision,
+        };
+        reporter
+            .record(vec![
+                report("k1", "a", ReportState::Applied, 1),
+                report("k2", "a", ReportState::Failed, 1),
+                // An older version of k3: still pending.
+                report("k3", "a", ReportState::Applied, 0),
+                report("k1", "b", ReportState::Applied, 1),
+                // k3 is not meant for b: not counted.
+                report("k3", "b", ReportState::Applied, 1),
+            ])
+            .await
+            .expect("record");
+        let views = list(store.as_ref(), &fanout, &book).await.expect("list");
+        let counts: Vec<_> = views
+            .iter()
+            .map(|v| (v.id.as_str(), v.applied, v.failed, v.pending))
+            .collect();
+        assert_eq!(counts, vec![("a", 1, 1, 2), ("b", 1, 0, 1)]);
+    }
 }

@@ -146,17 +146,16 @@ impl ReportBook {
         Some((owned.component.clone(), reports))
     }
 
-    /// Every agent's reports, by agent and item key.
-    pub fn by_agent(&self) -> HashMap<String, HashMap<String, SheetEntry>> {
+    /// Calls `f` with every report held (agent, item key, entry), without copying any.
+    pub fn for_each(&self, mut f: impl FnMut(&str, &str, &SheetEntry)) {
         let book = self.shared.book.lock();
-        let mut agents: HashMap<String, HashMap<String, SheetEntry>> = HashMap::new();
         for owned in book.owners.values() {
             for (agent, items) in &owned.agents {
-                let reports = agents.entry(agent.clone()).or_default();
-                reports.extend(items.iter().map(|(k, e)| (k.clone(), e.clone())));
+                for (key, entry) in items {
+                    f(agent, key, entry);
+                }
             }
         }
-        agents
     }
 }
 
