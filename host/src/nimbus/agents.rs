@@ -196,13 +196,7 @@ mod tests {
         let fanout = Fanout::start(store.clone(), Default::default());
         let book = ReportBook::start(store.clone());
         let reporter = Reporter::start(store.clone(), book.clone());
-        let report = |key: &str, agent: &str, state, revision| AgentReport {
-            key: key.into(),
-            agent: agent.into(),
-            state,
-            message: None,
-            revision,
-        };
+        let report = AgentReport::new;
         reporter
             .record(vec![
                 report("k1", "a", ReportState::Applied, 1),

@@ -48,6 +48,20 @@ from_map!(
     "a report (key, agent, state, message, revision)"
 );
 
+#[cfg(test)]
+impl AgentReport {
+    /// A report without a message.
+    pub(crate) fn new(key: &str, agent: &str, state: ReportState, revision: u64) -> Self {
+        AgentReport {
+            key: key.into(),
+            agent: agent.into(),
+            state,
+            message: None,
+            revision,
+        }
+    }
+}
+
 /// A report inside a sheet (the key and agent are implied).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SheetEntry {
@@ -299,13 +313,7 @@ mod tests {
     use serde_json::json;
 
     fn report(key: &str, agent: &str, state: ReportState, revision: u64) -> AgentReport {
-        AgentReport {
-            key: key.into(),
-            agent: agent.into(),
-            state,
-            message: None,
-            revision,
-        }
+        AgentReport::new(key, agent, state, revision)
     }
 
     #[tokio::test]

@@ -27,13 +27,7 @@ impl Offers {
 }
 
 fn report(key: &str, agent: &str, state: ReportState) -> AgentReport {
-    AgentReport {
-        key: key.into(),
-        agent: agent.into(),
-        state,
-        message: None,
-        revision: 1,
-    }
+    AgentReport::new(key, agent, state, 1)
 }
 
 struct World {
