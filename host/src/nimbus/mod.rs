@@ -28,7 +28,4 @@ pub use kinds::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
 pub use propagation::{Propagation, propagation};
 pub use report_book::{ReportBook, ReportSink};
 pub use reporter::Reporter;
-pub use reports::{
-    AgentReport, Recorded, ReportState, Sheet, SheetEntry, agent_selector, by_agent,
-    forget_reports, record as record_reports, sheets_of,
-};
+pub use reports::{AgentReport, ReportState, Sheet, SheetEntry, forget_reports, sheets_of};

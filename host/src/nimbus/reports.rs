@@ -5,7 +5,7 @@
 use super::items::{OWNER_KIND, OWNER_NAME, hashed_name, object_name};
 use super::kinds::{ITEM_KIND, REPORT_KIND};
 use super::{Item, NimbusError};
-use crate::object::{ApplyRequest, Object, Revision, Selector, from_map};
+use crate::object::{ApplyRequest, Object, Revision, from_map};
 use crate::store::{Store, StoreError, retry_on_conflict};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -94,18 +94,20 @@ impl Sheet {
     }
 
     pub fn report(&self, key: &str) -> Option<AgentReport> {
-        let entry = self.items.get(key)?;
-        Some(AgentReport {
-            key: key.to_owned(),
-            agent: self.agent.clone(),
-            state: entry.state,
-            message: entry.message.clone(),
-            revision: entry.revision,
-        })
+        Some(self.items.get(key)?.report(key, &self.agent))
     }
+}
 
-    pub fn reports(&self) -> impl Iterator<Item = AgentReport> + '_ {
-        self.items.keys().filter_map(|key| self.report(key))
+impl SheetEntry {
+    /// The report this entry holds for `agent` on the item `key`.
+    pub fn report(&self, key: &str, agent: &str) -> AgentReport {
+        AgentReport {
+            key: key.to_owned(),
+            agent: agent.to_owned(),
+            state: self.state,
+            message: self.message.clone(),
+            revision: self.revision,
+        }
     }
 }
 
@@ -127,7 +129,7 @@ pub async fn sheets_of(
 }
 
 /// Sheets by agent, from sheet objects of one owner.
-pub fn by_agent(objects: &[Object]) -> BTreeMap<String, Sheet> {
+fn by_agent(objects: &[Object]) -> BTreeMap<String, Sheet> {
     objects
         .iter()
         .filter_map(Sheet::from_object)
@@ -295,14 +297,6 @@ async fn write_sheet(
     )
     .await?;
     Ok(written)
-}
-
-/// Every sheet of `agent`.
-pub fn agent_selector(agent: &str) -> Selector {
-    Selector::from_labels(&BTreeMap::from([(
-        AGENT_LABEL.to_owned(),
-        agent.to_owned(),
-    )]))
 }
 
 #[cfg(test)]

@@ -258,13 +258,17 @@ impl Book {
         let mut offers = Vec::new();
         for (key, entry) in &sheet.items {
             if old.and_then(|o| o.get(key)) != Some(entry) {
-                let report = report(key, &sheet.agent, entry.state, entry);
+                let report = entry.report(key, &sheet.agent);
                 offers.push((owned.component.clone(), owner.clone(), report));
             }
         }
         for (key, entry) in old.into_iter().flatten() {
             if !sheet.items.contains_key(key) {
-                let report = report(key, &sheet.agent, ReportState::Removed, entry);
+                let report = AgentReport {
+                    state: ReportState::Removed,
+                    message: None,
+                    ..entry.report(key, &sheet.agent)
+                };
                 offers.push((owned.component.clone(), owner.clone(), report));
             }
         }
@@ -297,23 +301,13 @@ impl Owned {
     fn offers<'a>(&'a self, owner: &'a ObjectKey) -> impl Iterator<Item = Offer> + 'a {
         self.agents.iter().flat_map(move |(agent, items)| {
             items.iter().map(move |(key, entry)| {
-                let report = report(key, agent, entry.state, entry);
-                (self.component.clone(), owner.clone(), report)
+                (
+                    self.component.clone(),
+                    owner.clone(),
+                    entry.report(key, agent),
+                )
             })
         })
-    }
-}
-
-fn report(key: &str, agent: &str, state: ReportState, entry: &SheetEntry) -> AgentReport {
-    AgentReport {
-        key: key.to_owned(),
-        agent: agent.to_owned(),
-        state,
-        message: entry
-            .message
-            .clone()
-            .filter(|_| state != ReportState::Removed),
-        revision: entry.revision,
     }
 }
 
