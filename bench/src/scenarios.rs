@@ -44,7 +44,7 @@ pub struct Sizes {
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
     pub kv_sizes: Vec<usize>,
     /// Policies applied in each replicas run.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 5000)]
     pub replica_objects: usize,
     /// `serve` replicas on one etcd, one run per count.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3")]

@@ -188,12 +188,18 @@ impl Store for MemStore {
             .zip(changes)
             .map(|(object, change)| match change {
                 None => Written {
+                    revision: object.as_ref().map_or(0, |o| o.meta.revision),
                     object,
                     change: None,
                 },
                 Some(change) => {
                     let (object, change) = Self::record(&mut state, &self.live, change);
-                    Written { object, change }
+                    let revision = state.log.len() as u64;
+                    Written {
+                        object,
+                        change,
+                        revision,
+                    }
                 }
             })
             .collect())

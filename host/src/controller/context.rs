@@ -5,7 +5,7 @@ use super::events::Events;
 use super::locks::ObjectLocks;
 use super::pending::Callbacks;
 use super::reflector::Reflectors;
-use crate::nimbus::ReportBook;
+use crate::nimbus::{ITEM_KIND, OWNER_NAME, ReportBook};
 use crate::object::ObjectKey;
 use crate::store::Store;
 use std::sync::Arc;
@@ -28,7 +28,8 @@ impl EngineContext {
     /// A context on `store` with fresh reflectors and report book (needs a tokio runtime).
     pub fn new(store: Arc<dyn Store>, locks: ObjectLocks) -> Self {
         Self {
-            reflectors: Arc::new(Reflectors::new(store.clone())),
+            // A reactor's `published` lists its own items: by the owner's name, not all.
+            reflectors: Arc::new(Reflectors::new(store.clone()).indexing(ITEM_KIND, OWNER_NAME)),
             reports: ReportBook::start(store.clone()),
             store,
             locks,

@@ -3,7 +3,7 @@
 
 use super::status;
 use super::trigger::Trigger;
-use crate::object::{Object, ObjectKey};
+use crate::object::{Object, ObjectKey, Revision};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 
@@ -20,6 +20,9 @@ struct KeyState {
     /// own finalizer removal, its cache still shows that object deleting, with a status that
     /// says it was handled: a run then must only release it, not call `on-delete` again.
     deleted: Option<String>,
+    /// Per kind, the revision at which this controller's commits for the object last changed
+    /// an object of that kind: a cache of the kind that has reached it shows those writes.
+    committed: Vec<(String, Revision)>,
 }
 
 /// One controller's memory of every object it has seen.
@@ -92,6 +95,30 @@ impl KeyStates {
     /// The reactor handled `object` successfully.
     pub fn handled(&self, key: &ObjectKey, object: Object) {
         self.keys().entry(key.clone()).or_default().handled = Some(object);
+    }
+
+    /// A commit for `key` changed objects of these kinds at these revisions.
+    pub fn committed<'a>(
+        &self,
+        key: &ObjectKey,
+        changes: impl Iterator<Item = (&'a str, Revision)>,
+    ) {
+        let mut keys = self.keys();
+        let committed = &mut keys.entry(key.clone()).or_default().committed;
+        for (kind, revision) in changes {
+            match committed.iter_mut().find(|(k, _)| k == kind) {
+                Some((_, at)) => *at = (*at).max(revision),
+                None => committed.push((kind.to_owned(), revision)),
+            }
+        }
+    }
+
+    /// Per kind, the revision a cache must reach to show this controller's writes for `key`.
+    pub fn committed_at(&self, key: &ObjectKey) -> Vec<(String, Revision)> {
+        let keys = self.keys();
+        keys.get(key)
+            .map(|s| s.committed.clone())
+            .unwrap_or_default()
     }
 
     /// The generation the reactor last handled, if it remembers one.

@@ -9,7 +9,7 @@ use super::pending::Pending;
 use super::reactor::Action;
 use super::status::{self, ReconcileStatus};
 use crate::object::{Object, ObjectKey};
-use crate::store::StoreError;
+use crate::store::{StoreError, targets};
 
 /// How one run of a callback ended.
 pub enum Ran {
@@ -137,8 +137,16 @@ pub async fn commit_writes(
     }
     metrics::histogram!("reconcile_commit_writes", "component" => run.info.name.clone())
         .record(writes.len() as f64);
+    let targets = targets(&writes);
     match run.context.store.commit(writes).await {
-        Ok(_) => Ok(()),
+        Ok(written) => {
+            // Later runs read caches only once they show these writes.
+            let changed = targets.iter().zip(&written);
+            let changed = changed.filter(|(_, w)| w.change.is_some());
+            run.keys
+                .committed(key, changed.map(|(target, w)| (target.kind(), w.revision)));
+            Ok(())
+        }
         Err(e) if e.is_conflict() || matches!(e.root(), StoreError::NotFound { .. }) => {
             Err(Ran::Conflict(e.to_string()))
         }

@@ -1,12 +1,18 @@
 //! The writes of one callback, held until it ends and then committed in one store
 //! transaction: reads inside the callback see them, and a failed callback leaves none.
 
+use super::reflector::{Reflector, Reflectors};
 use crate::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
 use crate::store::{Applied, EventType, Listing, Store, StoreError, WatchStream, Write, Written};
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a read waits for a cache to show the callback's earlier writes before it reads
+/// the store instead.
+const CACHE_WAIT: Duration = Duration::from_secs(1);
 
 /// The writes of one callback so far, as a [`Store`] the callback reads and writes through.
 /// Every write is decided at once by the store's own rules (so a refusal reaches the guest
@@ -16,9 +22,36 @@ use std::sync::Arc;
 /// a write that expected what the callback read still lands only if nobody changed it.
 pub struct Pending {
     base: Arc<dyn Store>,
+    /// Caches to read from instead of `base`, where one runs.
+    cache: Option<CachedReads>,
     state: Mutex<Staged>,
     /// The most writes one callback may hold.
     limit: usize,
+}
+
+/// The engine's caches, which a callback reads instead of the store once they show what the
+/// controller committed for its object before. A cache behind the store otherwise costs a
+/// lost race at commit (every write compares what it was decided from), never a wrong write.
+pub struct CachedReads {
+    pub reflectors: Arc<Reflectors>,
+    /// Per kind, the revision its cache must reach first.
+    pub committed_at: Vec<(String, Revision)>,
+}
+
+impl CachedReads {
+    /// The running cache of `kind`, once it shows the writes it must; `None`: read the store.
+    async fn of(&self, kind: &str) -> Option<Arc<Reflector>> {
+        let reflector = self.reflectors.running(kind)?;
+        let at = (self.committed_at.iter())
+            .find(|(k, _)| k == kind)
+            .map_or(0, |(_, at)| *at);
+        let ready = async {
+            reflector.synced().await;
+            reflector.reached(at).await;
+        };
+        tokio::time::timeout(CACHE_WAIT, ready).await.ok()?;
+        Some(reflector)
+    }
 }
 
 #[derive(Default)]
@@ -35,9 +68,20 @@ impl Pending {
     pub fn new(base: Arc<dyn Store>, limit: usize) -> Self {
         Self {
             base,
+            cache: None,
             state: Mutex::default(),
             limit,
         }
+    }
+
+    /// Reads come from `cache` where it holds the kind.
+    pub fn reading_from(mut self, cache: CachedReads) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    async fn cached(&self, kind: &str) -> Option<Arc<Reflector>> {
+        self.cache.as_ref()?.of(kind).await
     }
 
     /// Reads of `object`'s key answer `object` until a write changes it: the engine seeds a
@@ -105,7 +149,10 @@ impl Pending {
                 return Ok(object.clone());
             }
         }
-        let read = self.base.get(key.kind(), key.name()).await?;
+        let read = match self.cached(key.kind()).await {
+            Some(cache) => cache.get(key.name()),
+            None => self.base.get(key.kind(), key.name()).await?,
+        };
         (self.state.lock().known).insert(key.clone(), read.clone());
         Ok(read)
     }
@@ -148,6 +195,7 @@ impl Pending {
             let key = write.key();
             let Some(change) = change else {
                 written.push(Written {
+                    revision: before.as_ref().map_or(0, |o| o.meta.revision),
                     object: before,
                     change: None,
                 });
@@ -159,6 +207,7 @@ impl Pending {
             written.push(Written {
                 object: after,
                 change: Some(change.event_type),
+                revision: 0,
             });
         }
         Ok(written)
@@ -172,7 +221,13 @@ impl Store for Pending {
     }
 
     async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError> {
-        let listing = self.base.list(kind, selector).await?;
+        let listing = match self.cached(kind).await {
+            Some(cache) => Listing {
+                items: cache.list(selector),
+                revision: cache.revision().unwrap_or(0),
+            },
+            None => self.base.list(kind, selector).await?,
+        };
         Ok(Listing {
             items: self.overlay(kind, selector, listing.items),
             revision: listing.revision,

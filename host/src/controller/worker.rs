@@ -7,7 +7,7 @@ use super::decide::{Decision, decide};
 use super::finalizers::{self, finalizer_of};
 use super::key_state::RunStart;
 use super::outcome::{self, Ran};
-use super::pending::Pending;
+use super::pending::{CachedReads, Pending};
 use super::reactor::{Action, Failure, Reaction};
 use super::rollout_steps;
 use crate::object::{Object, ObjectKey};
@@ -64,7 +64,8 @@ async fn process(run: &Attachment, key: &ObjectKey) {
                 }
             };
         }
-        match attempt_run(run, key, &start, current.clone()).await {
+        // A first attempt reads the engine's caches; one after a lost race reads the store.
+        match attempt_run(run, key, &start, current.clone(), attempt == 0).await {
             Ran::Done => return,
             Ran::Conflict(message) => lost = message,
         }
@@ -78,13 +79,18 @@ async fn attempt_run(
     key: &ObjectKey,
     start: &RunStart,
     current: Option<Object>,
+    cached: bool,
 ) -> Ran {
     let name = run.info.name.as_str();
     // Everything this run writes lands in one transaction at its end, or not at all.
-    let pending = Arc::new(Pending::new(
-        run.context.store.clone(),
-        run.options.max_writes,
-    ));
+    let mut pending = Pending::new(run.context.store.clone(), run.options.max_writes);
+    if cached {
+        pending = pending.reading_from(CachedReads {
+            reflectors: run.context.reflectors.clone(),
+            committed_at: run.keys.committed_at(key),
+        });
+    }
+    let pending = Arc::new(pending);
     if let Some(object) = &current {
         pending.seed(object);
     }

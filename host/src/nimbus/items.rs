@@ -8,7 +8,8 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub(super) const OWNER_KIND: &str = "nimbus.owner-kind";
-pub(super) const OWNER_NAME: &str = "nimbus.owner-name";
+/// The label naming the object that published an item (or whose items a report sheet is on).
+pub const OWNER_NAME: &str = "nimbus.owner-name";
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum NimbusError {
@@ -124,8 +125,9 @@ pub async fn publish(
         owned_by(item, owner)?;
     }
     let mut request = item_request(owner, key, value, target)?;
-    // Compare-and-swap against the state the ownership check saw.
-    request.expected_revision = existing.map(|(o, _)| o.meta.revision);
+    // Compare-and-swap against the state the ownership check saw (0: absent), which may come
+    // from a cache: another owner's item it did not show yet is never overwritten.
+    request.expected_revision = Some(existing.map_or(0, |(o, _)| o.meta.revision));
     store.apply(vec![request]).await?;
     Ok(())
 }

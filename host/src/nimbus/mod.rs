@@ -21,8 +21,8 @@ pub use agents::{
 pub use fanout::{Fanout, FanoutLimits};
 pub use feed::{AgentItem, FeedEvent, Recipient, Snapshot};
 pub use items::{
-    Item, ItemTarget, NimbusError, Owner, item_request, items_of, owner_selector, publish,
-    unpublish, unpublish_all,
+    Item, ItemTarget, NimbusError, OWNER_NAME, Owner, item_request, items_of, owner_selector,
+    publish, unpublish, unpublish_all,
 };
 pub use kinds::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
 pub use propagation::{Propagation, propagation};

@@ -81,7 +81,8 @@ pub struct ApplyRequest {
     pub name: String,
     pub labels: BTreeMap<String, String>,
     pub spec: Value,
-    /// When set, the apply succeeds only if the object's current revision equals it.
+    /// When set, the apply succeeds only if the object's current revision equals it (0: only
+    /// if it does not exist yet; a document's revision 0 means unset).
     pub expected_revision: Option<Revision>,
     /// Set by the host for a reactor's apply: the object must be new or already this
     /// owner's. `None` (every other writer) leaves the owner as it is.

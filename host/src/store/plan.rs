@@ -43,7 +43,7 @@ fn check_revision(
     expected: Option<Revision>,
 ) -> Result<(), StoreError> {
     match (expected, existing) {
-        (None, _) => Ok(()),
+        (None, _) | (Some(0), None) => Ok(()),
         (Some(expected), None) => Err(StoreError::ConflictMissing {
             key: key.to_owned(),
             expected,
@@ -331,6 +331,27 @@ mod tests {
         ));
         stale.expected_revision = Some(5);
         assert!(plan_apply(Some(&obj), &stale).expect("fresh").is_some());
+    }
+
+    #[test]
+    fn expected_revision_zero_creates_only() {
+        let mut create = request(json!(1));
+        create.expected_revision = Some(0);
+        assert!(plan_apply(None, &create).expect("absent").is_some());
+        let obj = committed(
+            plan_apply(None, &request(json!(1)))
+                .expect("ok")
+                .expect("c"),
+            3,
+        );
+        assert!(matches!(
+            plan_apply(Some(&obj), &create),
+            Err(StoreError::Conflict {
+                expected: 0,
+                actual: 3,
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -80,12 +80,15 @@ impl Write {
     }
 }
 
-/// One object a write touched: its state after the commit (`None`: removed) and the change
-/// made (`None`: it already was as asked).
+/// One object a write touched: its state after the commit (`None`: removed), the change
+/// made (`None`: it already was as asked) and the revision of that change (a watch of the
+/// kind sees it there; with no change, the object's revision, 0 if absent or not yet
+/// committed).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Written {
     pub object: Option<Object>,
     pub change: Option<EventType>,
+    pub revision: Revision,
 }
 
 /// The objects `writes` touch, each once, in the order first touched.

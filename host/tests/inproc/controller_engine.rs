@@ -9,7 +9,10 @@ use reactor_host::controller::{
     Action, Backoff, ControllerOptions, Engine, EngineContext, Failure, ObjectLocks, Reaction,
     Reactor, ReactorInfo, Reconciler, Reflectors, Watch, finalizer_of, status,
 };
-use reactor_host::nimbus::{AgentReport, ItemTarget, Owner, ReportState, Reporter, publish};
+use reactor_host::nimbus::{
+    AgentReport, ITEM_KIND, ItemTarget, OWNER_NAME, Owner, ReportState, Reporter, items_of,
+    publish, unpublish,
+};
 use reactor_host::object::{ApplyRequest, Object, Revision, Selector};
 use reactor_host::store::{
     Applied, EmbeddedStore, EmbeddedStoreOptions, Listing, Shards, Store, StoreError, WatchStream,
@@ -522,9 +525,13 @@ async fn a_new_version_takes_the_next_events_without_restarting_the_controller()
 /// loading): reads and writes go straight through.
 struct Lagging {
     inner: Arc<dyn Store>,
+    /// Every watch event comes this late.
     lag: Duration,
     slow_kind: &'static str,
+    /// Listings of `slow_kind` take this long.
     list_lag: Duration,
+    /// Watch events of `slow_kind` come this much later again.
+    kind_lag: Duration,
 }
 
 #[async_trait]
@@ -578,7 +585,10 @@ impl Store for Lagging {
         self.inner.commit(writes).await
     }
     async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {
-        let lag = self.lag;
+        let mut lag = self.lag;
+        if kind == Some(self.slow_kind) {
+            lag += self.kind_lag;
+        }
         let stream = self.inner.watch(kind, from).await?;
         Ok(stream
             .then(move |event| async move {
@@ -601,6 +611,7 @@ async fn a_handled_delete_is_not_handled_again_while_the_cache_still_shows_the_o
         lag,
         slow_kind: "",
         list_lag: Duration::ZERO,
+        kind_lag: Duration::ZERO,
     });
     let shared = EngineContext {
         reflectors: Arc::new(Reflectors::new(lagging)),
@@ -718,6 +729,7 @@ async fn no_callback_runs_before_the_watched_kinds_cache_has_loaded() {
         lag: Duration::ZERO,
         slow_kind: "Plan",
         list_lag: Duration::from_millis(300),
+        kind_lag: Duration::ZERO,
     });
     let reflectors = Arc::new(Reflectors::new(slow));
     let shared = EngineContext {
@@ -816,4 +828,184 @@ async fn a_replica_that_gains_a_shard_hands_over_the_reports_it_skipped() {
         *listener.heard.lock().expect("lock") == vec![("obj".to_owned(), "edge-1".to_owned())]
     })
     .await;
+}
+
+/// Publishes an item per name in `spec.rules` and withdraws those it published before that
+/// are gone, as the Policy example does, through the callback's store as a guest's host
+/// calls go.
+struct RulePublisher {
+    context: EngineContext,
+}
+
+impl RulePublisher {
+    async fn sync(&self, object: &Object) -> Reaction {
+        let store = self.context.store_for("publisher", &object.key());
+        let store = store.as_ref();
+        let owner = Owner {
+            kind: object.kind.clone(),
+            name: object.name.clone(),
+            component: "publisher".into(),
+        };
+        let failed = |e: reactor_host::nimbus::NimbusError| Failure::Retry(e.to_string());
+        let rules = object.spec["rules"].as_array().cloned().unwrap_or_default();
+        let wanted: Vec<String> = (rules.iter())
+            .filter_map(|rule| Some(format!("{}/{}", object.name, rule.as_str()?)))
+            .collect();
+        let published = items_of(store, &owner.kind, &owner.name, "").await;
+        for (_, item) in published.map_err(failed)? {
+            if !wanted.contains(&item.key) {
+                unpublish(store, &owner, &item.key).await.map_err(failed)?;
+            }
+        }
+        for key in wanted {
+            let to = ItemTarget::Labels(Default::default());
+            publish(store, &owner, &key, json!(1), to)
+                .await
+                .map_err(failed)?;
+        }
+        Ok(Action::Done)
+    }
+}
+
+#[async_trait]
+impl Reactor for RulePublisher {
+    fn info(&self) -> ReactorInfo {
+        ReactorInfo {
+            name: "publisher".into(),
+            kinds: vec!["Thing".into()],
+            resync: None,
+            handles_delete: false,
+            watches: Vec::new(),
+        }
+    }
+    async fn validate(&self, _: &Object) -> Result<(), String> {
+        Ok(())
+    }
+    async fn on_create(&self, object: &Object) -> Reaction {
+        self.sync(object).await
+    }
+    async fn on_update(&self, _: &Object, new: &Object) -> Reaction {
+        self.sync(new).await
+    }
+    async fn on_delete(&self, _: &Object) -> Reaction {
+        Ok(Action::Done)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callback_reading_the_item_cache_sees_what_its_last_commit_published() {
+    let w = world();
+    // The items' cache runs 400 ms behind the store; the Things' does not.
+    let lagging: Arc<dyn Store> = Arc::new(Lagging {
+        inner: w.store.clone(),
+        lag: Duration::ZERO,
+        slow_kind: ITEM_KIND,
+        list_lag: Duration::ZERO,
+        kind_lag: Duration::from_millis(400),
+    });
+    let reflectors = Reflectors::new(lagging).indexing(ITEM_KIND, OWNER_NAME);
+    let shared = EngineContext {
+        reflectors: Arc::new(reflectors),
+        ..w.shared.clone()
+    };
+    // Held as the engine holds it: callbacks read items from it.
+    let _items = shared.reflectors.acquire(ITEM_KIND);
+    let publisher = Arc::new(RulePublisher {
+        context: shared.clone(),
+    });
+    let _controller = Reconciler::start(publisher, shared, options(2));
+    let store = w.store.clone();
+    let reconciled = |generation: u64| {
+        let store = store.clone();
+        async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                let object = store.get("Thing", "p").await.expect("get").expect("exists");
+                let status = status::read(&object, "publisher");
+                if status.and_then(|s| s.observed_generation) == Some(generation) {
+                    return;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "generation {generation} never handled"
+                );
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    };
+    w.store
+        .apply(vec![thing("p", json!({"rules": ["a", "b"]}))])
+        .await
+        .expect("apply");
+    reconciled(1).await;
+    // At once, while the cache does not show a and b yet: the next run must withdraw them.
+    w.store
+        .apply(vec![thing("p", json!({"rules": ["c"]}))])
+        .await
+        .expect("apply");
+    reconciled(2).await;
+    let keys: Vec<String> = items_of(w.store.as_ref(), "Thing", "p", "")
+        .await
+        .expect("items")
+        .into_iter()
+        .map(|(_, item)| item.key)
+        .collect();
+    assert_eq!(keys, ["p/c"], "the rules withdrawn are withdrawn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_item_the_lagging_cache_does_not_show_yet_is_not_taken_from_its_owner() {
+    let w = world();
+    let lagging: Arc<dyn Store> = Arc::new(Lagging {
+        inner: w.store.clone(),
+        lag: Duration::ZERO,
+        slow_kind: ITEM_KIND,
+        list_lag: Duration::ZERO,
+        kind_lag: Duration::from_millis(400),
+    });
+    let reflectors = Reflectors::new(lagging).indexing(ITEM_KIND, OWNER_NAME);
+    let shared = EngineContext {
+        reflectors: Arc::new(reflectors),
+        ..w.shared.clone()
+    };
+    let items = shared.reflectors.acquire(ITEM_KIND).expect("reflector");
+    items.synced().await;
+    // Another object publishes the key the Thing will want, just before the Thing comes.
+    let other = Owner {
+        kind: "Other".into(),
+        name: "x".into(),
+        component: "someone".into(),
+    };
+    let to = ItemTarget::Labels(Default::default());
+    publish(w.store.as_ref(), &other, "p/a", json!(0), to)
+        .await
+        .expect("publish");
+    let publisher = Arc::new(RulePublisher {
+        context: shared.clone(),
+    });
+    let _controller = Reconciler::start(publisher, shared, options(2));
+    w.store
+        .apply(vec![thing("p", json!({"rules": ["a"]}))])
+        .await
+        .expect("apply");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let error = loop {
+        let object = w
+            .store
+            .get("Thing", "p")
+            .await
+            .expect("get")
+            .expect("exists");
+        if let Some(error) = status::read(&object, "publisher").and_then(|s| s.last_error) {
+            break error;
+        }
+        assert!(std::time::Instant::now() < deadline, "never refused");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert!(error.contains("belongs to Other/x"), "{error}");
+    let items = items_of(w.store.as_ref(), "Other", "x", "")
+        .await
+        .expect("items");
+    assert_eq!(items.len(), 1, "still the other object's");
+    assert_eq!(items[0].1.value, json!(0), "unchanged");
 }

@@ -73,6 +73,28 @@ async fn a_multi_document_apply_is_one_transaction_with_one_revision() {
     assert_eq!(store.revision().await.expect("revision"), at);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_hands_over_a_transaction_whole() {
+    let etcd = Etcd::start();
+    let store = connect(&etcd).await;
+    let mut watch = store.watch(Some("A"), 0).await.expect("watch");
+    let names: Vec<String> = (0..100).map(|i| format!("o{i:03}")).collect();
+    let requests = names.iter().map(|n| request("A", n, json!(1))).collect();
+    store.apply(requests).await.expect("apply");
+    // Once its first event is here, the rest of the transaction is ready too: a cache that
+    // takes what is ready before it says it reached the revision holds all of it.
+    let first = tokio::time::timeout(Duration::from_secs(10), watch.next())
+        .await
+        .expect("an event")
+        .expect("open")
+        .expect("event");
+    let mut seen = vec![first.object.expect("object").name];
+    while let Some(Some(next)) = futures::FutureExt::now_or_never(watch.next()) {
+        seen.push(next.expect("event").object.expect("object").name);
+    }
+    assert_eq!(seen, names, "every event of the transaction, ready at once");
+}
+
 #[tokio::test]
 async fn two_stores_on_one_etcd_see_each_other_and_race_safely() {
     let etcd = Etcd::start();

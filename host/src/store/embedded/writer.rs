@@ -128,6 +128,7 @@ fn write_batch(
             for (current, change) in encoded {
                 let Some((change, record)) = change else {
                     states.push(Written {
+                        revision: current.as_ref().map_or(0, |o| o.meta.revision),
                         object: current,
                         change: None,
                     });
@@ -161,6 +162,7 @@ fn write_batch(
                 states.push(Written {
                     object,
                     change: Some(change.event_type),
+                    revision,
                 });
                 events.push((event, logged.len()));
             }

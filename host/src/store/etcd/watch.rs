@@ -4,13 +4,15 @@
 //! One etcd transaction gives all its keys the same revision, and etcd sends all events of one
 //! revision in one response (we never ask for fragmented responses). The position therefore
 //! moves only after a whole response has been delivered, and a resume asks for the events
-//! after it: none of a transaction is lost or sent twice.
+//! after it: none of a transaction is lost or sent twice. A response's events also cross to the
+//! reader as one message, so a reader that takes every event ready has whole transactions.
 
 use super::error::{EtcdError, revision};
 use super::keys::{Keys, decode, decode_value, from_key};
 use crate::object::Revision;
 use crate::store::{EventType, StoreError, WatchEvent, WatchStream};
 use etcd_client::{Client, Event, WatchOptions, WatchResponse};
+use futures::StreamExt;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -31,7 +33,8 @@ pub fn start(
     from: Revision,
     settings: WatchSettings,
 ) -> WatchStream {
-    let (tx, rx) = mpsc::channel(256);
+    // Messages are whole responses (or a bookmark, or the error that ends the stream).
+    let (tx, rx) = mpsc::channel(64);
     tokio::spawn(async move {
         let mut watch = Watch {
             client,
@@ -42,10 +45,10 @@ pub fn start(
             tx,
         };
         if let Err(e) = watch.run().await {
-            let _ = watch.tx.send(Err(e)).await;
+            let _ = watch.tx.send(vec![Err(e)]).await;
         }
     });
-    Box::pin(ReceiverStream::new(rx))
+    Box::pin(ReceiverStream::new(rx).flat_map(futures::stream::iter))
 }
 
 struct Watch {
@@ -55,7 +58,7 @@ struct Watch {
     /// The revision of the last whole response delivered: every event up to it has been sent.
     position: Revision,
     settings: WatchSettings,
-    tx: mpsc::Sender<Result<WatchEvent, StoreError>>,
+    tx: mpsc::Sender<Vec<Result<WatchEvent, StoreError>>>,
 }
 
 /// Why one etcd stream ended.
@@ -138,6 +141,7 @@ impl Watch {
             return Ok(Some(End::Broken(reason.to_string())));
         }
         let mut last = self.position;
+        let mut events = Vec::with_capacity(response.events().len());
         for event in response.events() {
             let event = self.convert(event)?;
             // Only after a resume that etcd answered from an older revision than asked.
@@ -145,9 +149,10 @@ impl Watch {
                 continue;
             }
             last = last.max(event.revision);
-            if self.send(event).await.is_err() {
-                return Ok(Some(End::Gone));
-            }
+            events.push(Ok(event));
+        }
+        if !events.is_empty() && self.tx.send(events).await.is_err() {
+            return Ok(Some(End::Gone));
         }
         self.position = last;
         Ok(None)
@@ -185,6 +190,6 @@ impl Watch {
     }
 
     async fn send(&self, event: WatchEvent) -> Result<(), End> {
-        self.tx.send(Ok(event)).await.map_err(|_| End::Gone)
+        self.tx.send(vec![Ok(event)]).await.map_err(|_| End::Gone)
     }
 }

@@ -139,6 +139,7 @@ pub async fn write(
             return Ok(current
                 .into_iter()
                 .map(|object| Written {
+                    revision: object.as_ref().map_or(0, |o| o.meta.revision),
                     object,
                     change: None,
                 })
@@ -198,18 +199,21 @@ pub async fn write(
                 .zip(changes)
                 .map(|(object, change)| match change {
                     None => Written {
+                        revision: object.as_ref().map_or(0, |o| o.meta.revision),
                         object,
                         change: None,
                     },
                     Some(c) if c.event_type == EventType::Deleted => Written {
                         object: None,
                         change: Some(EventType::Deleted),
+                        revision: committed,
                     },
                     Some(mut c) => {
                         c.object.meta.revision = committed;
                         Written {
                             object: Some(c.object),
                             change: Some(c.event_type),
+                            revision: committed,
                         }
                     }
                 })

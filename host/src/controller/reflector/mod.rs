@@ -2,9 +2,13 @@
 //! after "compacted", synthesizing deletes for what vanished. One per kind however many
 //! components watch it: [`Reflectors::acquire`] shares it, and it stops with its last user.
 
+mod cache;
+
+use cache::Cache;
+
 use crate::object::{Object, Revision, Selector};
 use crate::store::{EventType, Store, StoreError};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -30,17 +34,17 @@ impl ReflectorEvent {
 
 struct ReflectorState {
     kind: String,
-    cache: RwLock<HashMap<String, Object>>,
+    cache: RwLock<Cache>,
     events: broadcast::Sender<ReflectorEvent>,
     /// The revision the cache reflects; `None` until the first list.
     synced: watch::Sender<Option<Revision>>,
 }
 
 impl ReflectorState {
-    fn read(&self) -> parking_lot::RwLockReadGuard<'_, HashMap<String, Object>> {
+    fn read(&self) -> parking_lot::RwLockReadGuard<'_, Cache> {
         self.cache.read()
     }
-    fn write(&self) -> parking_lot::RwLockWriteGuard<'_, HashMap<String, Object>> {
+    fn write(&self) -> parking_lot::RwLockWriteGuard<'_, Cache> {
         self.cache.write()
     }
 }
@@ -66,13 +70,13 @@ impl Drop for Reflector {
 }
 
 impl Reflector {
-    /// Starts reflecting `kind` from `store`.
-    pub fn start(store: Arc<dyn Store>, kind: &str) -> Self {
+    /// Starts reflecting `kind` from `store`, indexing the values of `label` if given.
+    pub fn start(store: Arc<dyn Store>, kind: &str, label: Option<&str>) -> Self {
         let (events, _) = broadcast::channel(4096);
         let (synced, _) = watch::channel(None);
         let shared = Arc::new(ReflectorState {
             kind: kind.to_owned(),
-            cache: RwLock::new(HashMap::new()),
+            cache: RwLock::new(Cache::new(label)),
             events,
             synced,
         });
@@ -93,21 +97,14 @@ impl Reflector {
         self.shared.read().get(name).map(|o| o.meta.uid.clone())
     }
 
+    /// The cached objects `selector` matches, by name.
     pub fn list(&self, selector: &Selector) -> Vec<Object> {
-        let mut items: Vec<Object> = self
-            .shared
-            .read()
-            .values()
-            .filter(|o| selector.matches(&o.labels))
-            .cloned()
-            .collect();
-        items.sort_by(|a, b| a.name.cmp(&b.name));
-        items
+        self.shared.read().select(selector)
     }
 
     /// Names of every cached object, for a subscriber (re)starting from the level state.
     pub fn names(&self) -> Vec<String> {
-        self.shared.read().keys().cloned().collect()
+        self.shared.read().objects().keys().cloned().collect()
     }
 
     /// Changes from now on. A subscriber that lags should re-read [`Reflector::names`].
@@ -136,6 +133,18 @@ impl Reflector {
     /// The revision the cache reflects now.
     pub fn revision(&self) -> Option<Revision> {
         *self.shared.synced.borrow()
+    }
+
+    /// Waits until the cache reflects `revision`: a change of this kind made there is in it.
+    /// (Changes of other kinds do not move a reflector on, so wait only for a revision at
+    /// which this kind changed.)
+    pub async fn reached(&self, revision: Revision) {
+        let mut synced = self.shared.synced.subscribe();
+        while !synced.borrow_and_update().is_some_and(|at| at >= revision) {
+            if synced.changed().await.is_err() {
+                return;
+            }
+        }
     }
 }
 
@@ -166,8 +175,8 @@ async fn relist(store: &dyn Store, shared: &ReflectorState) -> Result<Revision, 
         .collect();
     let events = {
         let mut cache = shared.write();
-        let events = diff(&cache, &fresh);
-        *cache = fresh;
+        let events = diff(cache.objects(), &fresh);
+        cache.replace(fresh);
         events
     };
     for event in events {
@@ -208,18 +217,35 @@ async fn follow(store: &dyn Store, shared: &ReflectorState, mut revision: Revisi
                 continue;
             }
         };
-        while let Some(item) = stream.next().await {
-            match item {
-                Ok(event) => {
-                    revision = event.revision;
-                    apply(shared, event.event_type, event.object);
-                    shared.synced.send_replace(Some(revision));
+        while let Some(mut item) = stream.next().await {
+            // Every event ready is applied before the revision is said to be reached: the
+            // events of one transaction may share a revision (etcd), and arrive together.
+            let broke = loop {
+                match item {
+                    Ok(event) => {
+                        if event.revision != revision {
+                            // What came before this revision is whole, even amid a long run.
+                            shared.synced.send_if_modified(|at| {
+                                let moved = *at != Some(revision);
+                                *at = Some(revision);
+                                moved
+                            });
+                        }
+                        revision = event.revision;
+                        apply(shared, event.event_type, event.object);
+                    }
+                    Err(StoreError::Compacted { .. }) => return,
+                    Err(e) => break Some(e),
                 }
-                Err(StoreError::Compacted { .. }) => return,
-                Err(e) => {
-                    tracing::warn!(kind = %shared.kind, error = %e, "reflector stream broke; resuming");
-                    break;
+                match stream.next().now_or_never() {
+                    Some(Some(next)) => item = next,
+                    _ => break None,
                 }
+            };
+            shared.synced.send_replace(Some(revision));
+            if let Some(e) = broke {
+                tracing::warn!(kind = %shared.kind, error = %e, "reflector stream broke; resuming");
+                break;
             }
         }
         tokio::time::sleep(RETRY).await;
@@ -236,7 +262,7 @@ fn apply(shared: &ReflectorState, event_type: EventType, object: Option<Object>)
                 ReflectorEvent::Deleted(object)
             }
             EventType::Created | EventType::Updated => {
-                cache.insert(object.name.clone(), object.clone());
+                cache.insert(object.clone());
                 ReflectorEvent::Applied(object)
             }
             EventType::Bookmark => return,
@@ -250,6 +276,8 @@ fn apply(shared: &ReflectorState, event_type: EventType, object: Option<Object>)
 pub struct Reflectors {
     store: Option<Arc<dyn Store>>,
     live: Mutex<HashMap<String, Weak<Reflector>>>,
+    /// The label each kind's reflector indexes, if any.
+    indexed: HashMap<String, String>,
 }
 
 impl std::fmt::Debug for Reflectors {
@@ -265,7 +293,15 @@ impl Reflectors {
         Self {
             store: Some(store),
             live: Mutex::new(HashMap::new()),
+            indexed: HashMap::new(),
         }
+    }
+
+    /// The reflector of `kind` will index the values of `label`: listings that require one
+    /// read only the objects carrying it.
+    pub fn indexing(mut self, kind: &str, label: &str) -> Self {
+        self.indexed.insert(kind.to_owned(), label.to_owned());
+        self
     }
 
     /// The reflector of `kind`, started if nobody holds one.
@@ -275,10 +311,16 @@ impl Reflectors {
         if let Some(existing) = live.get(kind).and_then(Weak::upgrade) {
             return Some(existing);
         }
-        let reflector = Arc::new(Reflector::start(store, kind));
+        let label = self.indexed.get(kind).map(String::as_str);
+        let reflector = Arc::new(Reflector::start(store, kind, label));
         live.insert(kind.to_owned(), Arc::downgrade(&reflector));
         live.retain(|_, weak| weak.strong_count() > 0);
         Some(reflector)
+    }
+
+    /// The reflector of `kind` if one is running (none is started).
+    pub fn running(&self, kind: &str) -> Option<Arc<Reflector>> {
+        self.live.lock().get(kind).and_then(Weak::upgrade)
     }
 
     /// The running reflectors.
@@ -304,104 +346,4 @@ impl Reflectors {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::object::ApplyRequest;
-    use crate::store::{EmbeddedStore, EmbeddedStoreOptions};
-
-    fn object(name: &str, revision: Revision) -> Object {
-        Object {
-            kind: "A".into(),
-            name: name.into(),
-            labels: Default::default(),
-            spec: serde_json::Value::Null,
-            status: serde_json::Value::Null,
-            meta: crate::object::Meta {
-                revision,
-                ..Default::default()
-            },
-        }
-    }
-
-    #[test]
-    fn relist_diff_synthesizes_deletes_for_vanished_objects() {
-        let old: HashMap<_, _> = [("a", 1), ("b", 2), ("c", 3)]
-            .into_iter()
-            .map(|(n, r)| (n.to_string(), object(n, r)))
-            .collect();
-        let new: HashMap<_, _> = [("b", 2), ("c", 7), ("d", 8)]
-            .into_iter()
-            .map(|(n, r)| (n.to_string(), object(n, r)))
-            .collect();
-        let mut events: Vec<(bool, String)> = diff(&old, &new)
-            .into_iter()
-            .map(|e| {
-                (
-                    matches!(e, ReflectorEvent::Deleted(_)),
-                    e.object().name.clone(),
-                )
-            })
-            .collect();
-        events.sort();
-        assert_eq!(
-            events,
-            vec![(false, "c".into()), (false, "d".into()), (true, "a".into())],
-            "a deleted, c changed, d new, b untouched"
-        );
-    }
-
-    async fn within<T>(f: impl Future<Output = T>) -> T {
-        tokio::time::timeout(Duration::from_secs(10), f)
-            .await
-            .expect("within 10s")
-    }
-
-    #[tokio::test]
-    async fn shared_per_kind_follows_changes_and_stops_with_its_last_user() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store: Arc<dyn Store> = Arc::new(
-            EmbeddedStore::open(dir.path(), EmbeddedStoreOptions::default()).expect("open"),
-        );
-        let req = |name: &str| ApplyRequest {
-            kind: "A".into(),
-            name: name.into(),
-            labels: Default::default(),
-            spec: serde_json::json!(1),
-            expected_revision: None,
-            owner: None,
-        };
-        store.apply(vec![req("before")]).await.expect("apply");
-        let reflectors = Reflectors::new(store.clone());
-        let first = reflectors.acquire("A").expect("reflector");
-        let second = reflectors.acquire("A").expect("reflector");
-        assert!(Arc::ptr_eq(&first, &second), "one reflector per kind");
-        assert_eq!(within(first.synced()).await, 1);
-        assert!(first.get("before").is_some());
-
-        let mut events = first.subscribe();
-        store.apply(vec![req("after")]).await.expect("apply");
-        let seen = within(events.recv()).await.expect("event");
-        assert!(
-            matches!(&seen, ReflectorEvent::Applied(o) if o.name == "after"),
-            "{seen:?}"
-        );
-        store.delete("A", "before", None).await.expect("delete");
-        let seen = within(events.recv()).await.expect("event");
-        assert!(
-            matches!(&seen, ReflectorEvent::Deleted(o) if o.name == "before"),
-            "{seen:?}"
-        );
-        assert_eq!(first.names(), vec!["after".to_string()]);
-
-        assert_eq!(reflectors.kinds(), vec!["A".to_string()]);
-        drop(first);
-        assert_eq!(
-            reflectors.kinds(),
-            vec!["A".to_string()],
-            "still held by the second user"
-        );
-        drop(second);
-        assert!(reflectors.kinds().is_empty(), "stopped with its last user");
-        drop(events);
-    }
-}
+mod tests;
