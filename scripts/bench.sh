@@ -10,7 +10,7 @@
 #                  --rollout-objects 10000 --rollout-rate 200
 #                  --restart-objects 100000 --store-scale 1.0 --kv-sizes 1000,10000,100000
 #                  --publish-items 50000
-#                  --replica-objects 1000 --replica-counts 1,2,3
+#                  --replica-objects 5000 --replica-counts 1,2,3
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenarios=()
