@@ -131,4 +131,15 @@ fn a_failing_reactor_shows_its_events_and_its_log_lines() {
         &["no component named nobody"],
     );
     assert_fails_with(&host.cli(&["logs", "No Such"]), &["component \"No Such\""]);
+
+    // Removed, its lines go with it: the component is not found, as one never loaded.
+    std::fs::remove_file(host.components_dir().join("misbehave.wasm")).expect("remove");
+    eventually("misbehave is unloaded", 30, || {
+        let listed = stdout(&host.cli(&["components"]));
+        (!listed.lines().any(|l| l.starts_with("misbehave "))).then_some(())
+    });
+    assert_fails_with(
+        &host.cli(&["logs", "misbehave"]),
+        &["no component named misbehave"],
+    );
 }

@@ -188,6 +188,7 @@ impl Loader {
         match self.slots.remove(name) {
             Some(slot) => {
                 slot.current.store(None);
+                super::log_ring::forget(name);
                 tracing::info!(component = %name, "component detached");
                 self.announce(ComponentEvent::Unloaded {
                     name: name.to_owned(),

@@ -47,6 +47,11 @@ pub(crate) fn record(component: &str, level: &str, message: &str) {
     });
 }
 
+/// Drops the lines of `component`, removed: the rings do not grow with every name ever loaded.
+pub(crate) fn forget(component: &str) {
+    RINGS.lock().remove(component);
+}
+
 /// The kept lines of `component` numbered after `after`, oldest first, at most `limit`
 /// (the newest ones); `None` if it never logged.
 pub fn lines(component: &str, after: u64, limit: usize) -> Option<Vec<LogLine>> {

@@ -47,11 +47,8 @@ impl Recorder {
     fn new(handles_delete: bool, script: Script) -> Arc<Self> {
         Arc::new(Self {
             info: ReactorInfo {
-                name: "recorder".into(),
-                kinds: vec!["Thing".into()],
-                resync: None,
                 handles_delete,
-                watches: Vec::new(),
+                ..things("recorder")
             },
             calls: Mutex::new(Vec::new()),
             in_flight: Mutex::new(HashSet::new()),
@@ -139,6 +136,17 @@ fn world() -> World {
         _dir: dir,
         store,
         shared,
+    }
+}
+
+/// A reactor `name` of `Thing`s, watching nothing else, not handling deletes.
+fn things(name: &str) -> ReactorInfo {
+    ReactorInfo {
+        name: name.into(),
+        kinds: vec!["Thing".into()],
+        resync: None,
+        handles_delete: false,
+        watches: Vec::new(),
     }
 }
 
@@ -759,13 +767,7 @@ struct ReportListener {
 #[async_trait]
 impl Reactor for ReportListener {
     fn info(&self) -> ReactorInfo {
-        ReactorInfo {
-            name: "recorder".into(),
-            kinds: vec!["Thing".into()],
-            resync: None,
-            handles_delete: false,
-            watches: Vec::new(),
-        }
+        things("recorder")
     }
     async fn validate(&self, _: &Object) -> Result<(), String> {
         Ok(())
@@ -870,13 +872,7 @@ impl RulePublisher {
 #[async_trait]
 impl Reactor for RulePublisher {
     fn info(&self) -> ReactorInfo {
-        ReactorInfo {
-            name: "publisher".into(),
-            kinds: vec!["Thing".into()],
-            resync: None,
-            handles_delete: false,
-            watches: Vec::new(),
-        }
+        things("publisher")
     }
     async fn validate(&self, _: &Object) -> Result<(), String> {
         Ok(())
