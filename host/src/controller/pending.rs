@@ -45,11 +45,10 @@ impl CachedReads {
         let at = (self.committed_at.iter())
             .find(|(k, _)| k == kind)
             .map_or(0, |(_, at)| *at);
-        let ready = async {
-            reflector.synced().await;
-            reflector.reached(at).await;
-        };
-        tokio::time::timeout(CACHE_WAIT, ready).await.ok()?;
+        // Reached implies listed: a cache not yet listed has reached nothing.
+        tokio::time::timeout(CACHE_WAIT, reflector.reached(at))
+            .await
+            .ok()?;
         Some(reflector)
     }
 }

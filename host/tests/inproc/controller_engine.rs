@@ -888,10 +888,9 @@ impl Reactor for RulePublisher {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_callback_reading_the_item_cache_sees_what_its_last_commit_published() {
-    let w = world();
-    // The items' cache runs 400 ms behind the store; the Things' does not.
+/// The engine of `w` with its items' cache 400 ms behind the store (the Things' is not), the
+/// items indexed by owner as the engine's are.
+fn items_lagging(w: &World) -> EngineContext {
     let lagging: Arc<dyn Store> = Arc::new(Lagging {
         inner: w.store.clone(),
         lag: Duration::ZERO,
@@ -900,10 +899,16 @@ async fn a_callback_reading_the_item_cache_sees_what_its_last_commit_published()
         kind_lag: Duration::from_millis(400),
     });
     let reflectors = Reflectors::new(lagging).indexing(ITEM_KIND, OWNER_NAME);
-    let shared = EngineContext {
+    EngineContext {
         reflectors: Arc::new(reflectors),
         ..w.shared.clone()
-    };
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callback_reading_the_item_cache_sees_what_its_last_commit_published() {
+    let w = world();
+    let shared = items_lagging(&w);
     // Held as the engine holds it: callbacks read items from it.
     let _items = shared.reflectors.acquire(ITEM_KIND);
     let publisher = Arc::new(RulePublisher {
@@ -952,18 +957,7 @@ async fn a_callback_reading_the_item_cache_sees_what_its_last_commit_published()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_item_the_lagging_cache_does_not_show_yet_is_not_taken_from_its_owner() {
     let w = world();
-    let lagging: Arc<dyn Store> = Arc::new(Lagging {
-        inner: w.store.clone(),
-        lag: Duration::ZERO,
-        slow_kind: ITEM_KIND,
-        list_lag: Duration::ZERO,
-        kind_lag: Duration::from_millis(400),
-    });
-    let reflectors = Reflectors::new(lagging).indexing(ITEM_KIND, OWNER_NAME);
-    let shared = EngineContext {
-        reflectors: Arc::new(reflectors),
-        ..w.shared.clone()
-    };
+    let shared = items_lagging(&w);
     let items = shared.reflectors.acquire(ITEM_KIND).expect("reflector");
     items.synced().await;
     // Another object publishes the key the Thing will want, just before the Thing comes.
