@@ -37,7 +37,7 @@ async fn drive(store: &Arc<dyn Store>, reactor: &str, count: usize) -> anyhow::R
             && let Some(object) = event.object
             && object.status["reconcile"][reactor]["observedGeneration"] == 1
         {
-            done.insert(object.name);
+            done.insert(object.name.clone());
         }
     }
     Ok(started.elapsed())

@@ -162,7 +162,7 @@ async fn drive(store: &EtcdStore, replicas: &[Server], count: usize) -> anyhow::
             && let Some(object) = event.object
             && object.status["reconcile"]["policy-rust"]["observedGeneration"] == 1
         {
-            done.insert(object.name);
+            done.insert(object.name.clone());
         }
     }
     Ok(started.elapsed())

@@ -57,7 +57,7 @@ impl MemStore {
         let event = WatchEvent {
             event_type: change.event_type,
             revision: object.meta.revision,
-            object: Some(object.clone()),
+            object: Some(std::sync::Arc::new(object.clone())),
         };
         let event = Arc::new(event);
         state.log.push(event.clone());

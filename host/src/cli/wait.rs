@@ -142,7 +142,8 @@ async fn wait(args: &WaitArgs, global: &ClientArgs) -> anyhow::Result<()> {
         if object.name != args.name {
             continue;
         }
-        current = (event.event_type != EventType::Deleted).then_some(object);
+        current = (event.event_type != EventType::Deleted)
+            .then(|| std::sync::Arc::unwrap_or_clone(object));
         if args.condition.holds(current.as_ref())? {
             return Ok(());
         }

@@ -113,6 +113,7 @@ impl ReportRelay {
             };
             // Its writes land together, as a reconcile's do.
             let pending = Arc::new(Pending::new(context.store.clone(), self.max_writes));
+            let current = Arc::new(current);
             pending.seed(&current);
             pending.require(owner, Some(current.meta.revision));
             let reaction = {
@@ -177,7 +178,7 @@ async fn roll_up(
         return Ok(());
     };
     let selector = nimbus::owner_selector(owner.kind(), owner.name());
-    let owned: Vec<(Object, Item)> = items
+    let owned: Vec<(Arc<Object>, Item)> = items
         .list(&selector)
         .into_iter()
         .filter_map(|o| Item::from_object(&o).map(|i| (o, i)))

@@ -3,16 +3,17 @@
 
 use super::trigger::Trigger;
 use crate::object::Object;
+use std::sync::Arc;
 
 /// The one callback a run makes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
     Create,
     Update {
-        old: Object,
+        old: Arc<Object>,
     },
     Delete {
-        last: Object,
+        last: Arc<Object>,
     },
     /// The object is deleting but the reactor never handled its create: release it silently.
     Release,
@@ -29,8 +30,8 @@ fn changed(handled: &Object, current: &Object) -> bool {
 /// `finalizer_pending`: the object carries this reactor's finalizer and its delete has not
 /// been handled yet — whatever crashed in between, `on-delete` runs before the finalizer goes.
 pub fn decide(
-    handled: Option<&Object>,
-    current: Option<&Object>,
+    handled: Option<&Arc<Object>>,
+    current: Option<&Arc<Object>>,
     handles_delete: bool,
     forced: bool,
     finalizer_pending: bool,
@@ -57,12 +58,12 @@ pub fn decide(
 mod tests {
     use super::*;
 
-    fn obj(generation: u64, deleting: bool) -> Object {
+    fn obj(generation: u64, deleting: bool) -> Arc<Object> {
         let mut o: Object =
             serde_json::from_value(serde_json::json!({"kind": "A", "name": "a"})).expect("object");
         o.meta.generation = generation;
         o.meta.deleting = deleting;
-        o
+        Arc::new(o)
     }
 
     #[test]

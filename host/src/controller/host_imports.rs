@@ -119,7 +119,7 @@ impl ControllerHost for EngineHost {
             && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
             reflector.synced().await;
-            return Ok(reflector.get(name));
+            return Ok(reflector.get(name).map(Arc::unwrap_or_clone));
         }
         self.context
             .store
@@ -139,7 +139,8 @@ impl ControllerHost for EngineHost {
             && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
             reflector.synced().await;
-            reflector.list(selector)
+            let listed = reflector.list(selector);
+            listed.into_iter().map(Arc::unwrap_or_clone).collect()
         } else {
             let listing = self
                 .context

@@ -6,12 +6,13 @@ use super::trigger::Trigger;
 use crate::object::{Object, ObjectKey, Revision};
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// What the controller remembers of one object.
 #[derive(Debug, Default)]
 struct KeyState {
     /// The object as the reactor last handled it successfully.
-    handled: Option<Object>,
+    handled: Option<Arc<Object>>,
     /// What the last event showed of the fields a reactor reacts to.
     seen: Option<Trigger>,
     /// Run even if nothing changed (resync, requeue-after, first sight).
@@ -35,7 +36,7 @@ pub struct KeyStates {
 #[derive(Debug)]
 pub struct RunStart {
     /// The object as the reactor last handled it (from memory, or from its status).
-    pub handled: Option<Object>,
+    pub handled: Option<Arc<Object>>,
     pub forced: bool,
     /// `on-delete` already succeeded for this object (its release may not have been seen).
     pub delete_handled: bool,
@@ -83,7 +84,7 @@ impl KeyStates {
             let generation = status::read(object, reactor)?.observed_generation?;
             let mut last = object.clone();
             last.meta.generation = generation;
-            Some(last)
+            Some(Arc::new(last))
         });
         RunStart {
             handled,
@@ -93,7 +94,7 @@ impl KeyStates {
     }
 
     /// The reactor handled `object` successfully.
-    pub fn handled(&self, key: &ObjectKey, object: Object) {
+    pub fn handled(&self, key: &ObjectKey, object: Arc<Object>) {
         self.keys().entry(key.clone()).or_default().handled = Some(object);
     }
 

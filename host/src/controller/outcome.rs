@@ -10,6 +10,7 @@ use super::reactor::Action;
 use super::status::{self, ReconcileStatus};
 use crate::object::{Object, ObjectKey};
 use crate::store::{StoreError, targets};
+use std::sync::Arc;
 
 /// How one run of a callback ended.
 pub enum Ran {
@@ -33,7 +34,7 @@ pub async fn succeeded(
     run: &Attachment,
     key: &ObjectKey,
     ran: Succeeded<'_>,
-    current: Option<Object>,
+    current: Option<Arc<Object>>,
     pending: &Pending,
 ) -> Ran {
     let Succeeded {
@@ -74,7 +75,7 @@ async fn deleted(
     run: &Attachment,
     key: &ObjectKey,
     decision: &Decision,
-    current: Option<Object>,
+    current: Option<Arc<Object>>,
     pending: &Pending,
 ) -> Ran {
     let uid = match decision {

@@ -56,10 +56,11 @@ impl CachedReads {
 #[derive(Default)]
 struct Staged {
     /// Each object the writes touched, as they left it (`None`: removed).
-    objects: HashMap<ObjectKey, Option<Object>>,
+    objects: HashMap<ObjectKey, Option<Arc<Object>>>,
     /// Objects as first read (from the store, or seeded from the cache): a callback reads
-    /// each object from the store at most once, and reads it the same way each time.
-    known: HashMap<ObjectKey, Option<Object>>,
+    /// each object from the store at most once, and reads it the same way each time. Shared
+    /// with the cache they came from.
+    known: HashMap<ObjectKey, Option<Arc<Object>>>,
     writes: Vec<Write>,
 }
 
@@ -86,7 +87,7 @@ impl Pending {
     /// Reads of `object`'s key answer `object` until a write changes it: the engine seeds a
     /// callback with its primary as the cache holds it, and a stale seed makes the commit
     /// conflict rather than overwrite.
-    pub fn seed(&self, object: &Object) {
+    pub fn seed(&self, object: &Arc<Object>) {
         (self.state.lock().known).insert(object.key(), Some(object.clone()));
     }
 
@@ -112,14 +113,15 @@ impl Pending {
 
     /// What the callback's writes made of `key`, if they touched it (`Some(None)`: removed).
     pub fn staged(&self, key: &ObjectKey) -> Option<Option<Object>> {
-        self.state.lock().objects.get(key).cloned()
+        let state = self.state.lock();
+        state.objects.get(key).map(|o| o.as_deref().cloned())
     }
 
     /// `items` of `kind` (a listing by `selector` from elsewhere) with the callback's writes
     /// applied.
     pub fn overlay(&self, kind: &str, selector: &Selector, mut items: Vec<Object>) -> Vec<Object> {
         let state = self.state.lock();
-        let mine: Vec<(&ObjectKey, &Option<Object>)> = state
+        let mine: Vec<(&ObjectKey, &Option<Arc<Object>>)> = state
             .objects
             .iter()
             .filter(|(key, _)| key.kind() == kind)
@@ -130,7 +132,7 @@ impl Pending {
         items.retain(|o| !state.objects.contains_key(&o.key()));
         items.extend(
             mine.into_iter()
-                .filter_map(|(_, object)| object.as_ref())
+                .filter_map(|(_, object)| object.as_deref())
                 .filter(|o| selector.matches(&o.labels))
                 .cloned(),
         );
@@ -138,7 +140,7 @@ impl Pending {
         items
     }
 
-    async fn current(&self, key: &ObjectKey) -> Result<Option<Object>, StoreError> {
+    async fn current(&self, key: &ObjectKey) -> Result<Option<Arc<Object>>, StoreError> {
         {
             let state = self.state.lock();
             if let Some(object) = state.objects.get(key) {
@@ -150,7 +152,7 @@ impl Pending {
         }
         let read = match self.cached(key.kind()).await {
             Some(cache) => cache.get(key.name()),
-            None => self.base.get(key.kind(), key.name()).await?,
+            None => self.base.get(key.kind(), key.name()).await?.map(Arc::new),
         };
         (self.state.lock().known).insert(key.clone(), read.clone());
         Ok(read)
@@ -185,7 +187,7 @@ impl Pending {
         }
         let mut changes = Vec::with_capacity(writes.len());
         for (i, (write, before)) in writes.iter().zip(&befores).enumerate() {
-            changes.push(write.plan(before.as_ref()).map_err(|e| at(i, e))?);
+            changes.push(write.plan(before.as_deref()).map_err(|e| at(i, e))?);
         }
         let mut state = self.state.lock();
         self.room_for(&state, writes.len())?;
@@ -195,13 +197,13 @@ impl Pending {
             let Some(change) = change else {
                 written.push(Written {
                     revision: before.as_ref().map_or(0, |o| o.meta.revision),
-                    object: before,
+                    object: before.map(Arc::unwrap_or_clone),
                     change: None,
                 });
                 continue;
             };
             let after = (change.event_type != EventType::Deleted).then_some(change.object);
-            state.objects.insert(key, after.clone());
+            state.objects.insert(key, after.clone().map(Arc::new));
             state.writes.push(write);
             written.push(Written {
                 object: after,
@@ -216,13 +218,18 @@ impl Pending {
 #[async_trait]
 impl Store for Pending {
     async fn get(&self, kind: &str, name: &str) -> Result<Option<Object>, StoreError> {
-        self.current(&ObjectKey::new(kind, name)).await
+        let current = self.current(&ObjectKey::new(kind, name)).await?;
+        Ok(current.map(Arc::unwrap_or_clone))
     }
 
     async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError> {
         let listing = match self.cached(kind).await {
             Some(cache) => Listing {
-                items: cache.list(selector),
+                items: cache
+                    .list(selector)
+                    .into_iter()
+                    .map(Arc::unwrap_or_clone)
+                    .collect(),
                 revision: cache.revision().unwrap_or(0),
             },
             None => self.base.list(kind, selector).await?,

@@ -46,10 +46,10 @@ async fn process(run: &Attachment, key: &ObjectKey) {
         return;
     };
     let mut current = reflector.get(key.name());
-    rollout_steps::before_run(run, key, current.as_ref());
+    rollout_steps::before_run(run, key, current.as_deref());
     let start = run
         .keys
-        .start_run(key, current.as_ref(), run.info.name.as_str());
+        .start_run(key, current.as_deref(), run.info.name.as_str());
     let mut lost = String::new();
     for attempt in 0..COMMIT_ATTEMPTS {
         if attempt > 0 {
@@ -57,7 +57,7 @@ async fn process(run: &Attachment, key: &ObjectKey) {
             metrics::counter!("reconcile_commit_conflicts_total", "component" => run.info.name.clone())
                 .increment(1);
             current = match run.context.store.get(key.kind(), key.name()).await {
-                Ok(object) => object,
+                Ok(object) => object.map(Arc::new),
                 Err(e) => {
                     outcome::retry(run, key, &format!("cannot read the object: {e}")).await;
                     return;
@@ -78,7 +78,7 @@ async fn attempt_run(
     run: &Attachment,
     key: &ObjectKey,
     start: &RunStart,
-    current: Option<Object>,
+    current: Option<Arc<Object>>,
     cached: bool,
 ) -> Ran {
     let name = run.info.name.as_str();
@@ -189,7 +189,7 @@ async fn finish(
     key: &ObjectKey,
     start: &RunStart,
     decision: Decision,
-    current: Option<Object>,
+    current: Option<Arc<Object>>,
     reaction: Reaction,
     pending: &Pending,
     version: Option<String>,

@@ -6,6 +6,7 @@ use super::reports::{ReportState, Sheet};
 use crate::object::Object;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// At most this many pending agents are named; the counts are always complete.
 const NAMED_PENDING: usize = 16;
@@ -33,9 +34,9 @@ pub struct Propagation {
 /// report `sheets` on the owner (by agent).
 pub fn propagation(
     owner: &Object,
-    items: &[(Object, Item)],
+    items: &[(Arc<Object>, Item)],
     sheets: &BTreeMap<String, Sheet>,
-    agents: &[Object],
+    agents: &[Arc<Object>],
 ) -> Propagation {
     let mut result = Propagation {
         generation: owner.meta.generation,
@@ -97,7 +98,7 @@ mod tests {
         serde_json::from_value(value).expect("object")
     }
 
-    fn item(key: &str, generation: u64) -> (Object, Item) {
+    fn item(key: &str, generation: u64) -> (Arc<Object>, Item) {
         let object = object(json!({
             "kind": "NimbusItem", "name": key.replace('/', "-"),
             "spec": {"key": key, "value": 1, "target": {"labels": {"role": "web"}},
@@ -105,7 +106,7 @@ mod tests {
             "meta": {"generation": generation}
         }));
         let parsed = Item::from_object(&object).expect("item");
-        (object, parsed)
+        (Arc::new(object), parsed)
     }
 
     fn sheet(agent: &str, items: serde_json::Value) -> (String, Sheet) {
@@ -120,12 +121,13 @@ mod tests {
     #[test]
     fn agents_are_updated_pending_or_failed_and_untargeted_ones_do_not_count() {
         let owner = object(json!({"kind": "Policy", "name": "p", "meta": {"generation": 3}}));
-        let agents: Vec<Object> = ["a1", "a2", "a3"]
+        let agents: Vec<Arc<Object>> = ["a1", "a2", "a3"]
             .iter()
             .map(|id| object(json!({"kind": "Agent", "name": id, "labels": {"role": "web"}})))
             .chain([object(
                 json!({"kind": "Agent", "name": "db", "labels": {"role": "db"}}),
             )])
+            .map(Arc::new)
             .collect();
         let items = vec![item("p/x", 2), item("p/y", 1)];
         let sheets = BTreeMap::from([

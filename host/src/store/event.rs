@@ -2,6 +2,7 @@
 
 use crate::object::{Object, Revision};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -21,9 +22,10 @@ pub struct WatchEvent {
     #[schema(value_type = u64)]
     pub revision: Revision,
     /// The object after the change; for `deleted` its last state. Absent for bookmarks.
+    /// Shared: every watch of the kind and every cache holding it point at one copy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<crate::object::StoredObject>)]
-    pub object: Option<Object>,
+    pub object: Option<Arc<Object>>,
 }
 
 impl WatchEvent {

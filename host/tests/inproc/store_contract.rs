@@ -279,7 +279,7 @@ pub async fn a_watch_sees_every_change_once_in_order(store: Arc<dyn Store>) {
     let mut seen = Vec::new();
     for _ in 0..4 {
         let event = next_change(&mut replay).await;
-        seen.push(event.object.expect("object").name);
+        seen.push(event.object.expect("object").name.clone());
     }
     assert_eq!(
         seen,

@@ -272,7 +272,7 @@ async fn a_batch_too_large_for_the_live_feed_reaches_watchers_from_the_log() {
     // Nothing is written after it: the watches learn of it from the live feed's marker.
     let sheet = next_change(&mut sheets).await;
     assert_eq!(
-        (sheet.revision, sheet.object.map(|o| o.spec)),
+        (sheet.revision, sheet.object.map(|o| o.spec.clone())),
         (2, Some(big))
     );
     store
@@ -282,7 +282,7 @@ async fn a_batch_too_large_for_the_live_feed_reaches_watchers_from_the_log() {
     let names = |events: Vec<reactor_host::store::WatchEvent>| {
         events
             .into_iter()
-            .filter_map(|e| e.object.map(|o| o.name))
+            .filter_map(|e| e.object.map(|o| o.name.clone()))
             .collect::<Vec<_>>()
     };
     let seen = vec![next_change(&mut items).await, next_change(&mut items).await];

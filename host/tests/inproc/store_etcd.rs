@@ -88,9 +88,9 @@ async fn a_watch_hands_over_a_transaction_whole() {
         .expect("an event")
         .expect("open")
         .expect("event");
-    let mut seen = vec![first.object.expect("object").name];
+    let mut seen = vec![first.object.expect("object").name.clone()];
     while let Some(Some(next)) = futures::FutureExt::now_or_never(watch.next()) {
-        seen.push(next.expect("event").object.expect("object").name);
+        seen.push(next.expect("event").object.expect("object").name.clone());
     }
     assert_eq!(seen, names, "every event of the transaction, ready at once");
 }
@@ -127,7 +127,7 @@ async fn changes(stream: &mut WatchStream, count: usize) -> Vec<(EventType, Stri
         let event = next_change(stream).await;
         out.push((
             event.event_type,
-            event.object.expect("object").name,
+            event.object.expect("object").name.clone(),
             event.revision,
         ));
     }

@@ -170,7 +170,7 @@ proptest! {
                 .map(|e| {
                     let o = e.object.expect("change events carry the object");
                     prop_assert_eq!(o.meta.revision, e.revision);
-                    Ok((e.revision, e.event_type, o.kind, o.name))
+                    Ok((e.revision, e.event_type, o.kind.clone(), o.name.clone()))
                 })
                 .collect::<Result<_, TestCaseError>>()?;
             prop_assert_eq!(seen, expected);

@@ -3,10 +3,11 @@
 
 use crate::object::{Object, Selector};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
-/// The objects of one kind, by name.
+/// The objects of one kind, by name, shared with the watch events that brought them.
 pub(super) struct Cache {
-    objects: HashMap<String, Object>,
+    objects: HashMap<String, Arc<Object>>,
     index: Option<LabelIndex>,
 }
 
@@ -49,15 +50,15 @@ impl Cache {
         }
     }
 
-    pub(super) fn get(&self, name: &str) -> Option<&Object> {
+    pub(super) fn get(&self, name: &str) -> Option<&Arc<Object>> {
         self.objects.get(name)
     }
 
-    pub(super) fn objects(&self) -> &HashMap<String, Object> {
+    pub(super) fn objects(&self) -> &HashMap<String, Arc<Object>> {
         &self.objects
     }
 
-    pub(super) fn insert(&mut self, object: Object) {
+    pub(super) fn insert(&mut self, object: Arc<Object>) {
         if let Some(index) = &mut self.index {
             if let Some(old) = self.objects.get(&object.name) {
                 index.remove(old);
@@ -75,7 +76,7 @@ impl Cache {
     }
 
     /// Replaces every object with `fresh` (a new listing).
-    pub(super) fn replace(&mut self, fresh: HashMap<String, Object>) {
+    pub(super) fn replace(&mut self, fresh: HashMap<String, Arc<Object>>) {
         if let Some(index) = &mut self.index {
             index.names.clear();
             for object in fresh.values() {
@@ -85,9 +86,9 @@ impl Cache {
         self.objects = fresh;
     }
 
-    /// Copies of the objects `selector` matches, by name. A selector requiring a value of the
-    /// indexed label reads only the objects with that value.
-    pub(super) fn select(&self, selector: &Selector) -> Vec<Object> {
+    /// The objects `selector` matches, by name. A selector requiring a value of the indexed
+    /// label reads only the objects with that value.
+    pub(super) fn select(&self, selector: &Selector) -> Vec<Arc<Object>> {
         let indexed = self.index.as_ref().and_then(|index| {
             let (_, value) = selector
                 .equalities()
@@ -95,7 +96,7 @@ impl Cache {
                 .find(|(label, _)| *label == index.label)?;
             Some(index.names.get(value))
         });
-        let mut items: Vec<Object> = match indexed {
+        let mut items: Vec<Arc<Object>> = match indexed {
             // Names come sorted from the index.
             Some(names) => {
                 return names

@@ -19,9 +19,9 @@ use tokio::sync::{broadcast, watch};
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReflectorEvent {
     /// Created or updated.
-    Applied(Object),
+    Applied(Arc<Object>),
     /// Removed from the store (seen in the stream, or found missing by a re-list).
-    Deleted(Object),
+    Deleted(Arc<Object>),
 }
 
 impl ReflectorEvent {
@@ -88,7 +88,7 @@ impl Reflector {
         &self.shared.kind
     }
 
-    pub fn get(&self, name: &str) -> Option<Object> {
+    pub fn get(&self, name: &str) -> Option<Arc<Object>> {
         self.shared.read().get(name).cloned()
     }
 
@@ -98,7 +98,7 @@ impl Reflector {
     }
 
     /// The cached objects `selector` matches, by name.
-    pub fn list(&self, selector: &Selector) -> Vec<Object> {
+    pub fn list(&self, selector: &Selector) -> Vec<Arc<Object>> {
         self.shared.read().select(selector)
     }
 
@@ -168,10 +168,10 @@ async fn run(store: Arc<dyn Store>, shared: Arc<ReflectorState>) {
 /// Replaces the cache with a fresh list, telling subscribers what changed meanwhile.
 async fn relist(store: &dyn Store, shared: &ReflectorState) -> Result<Revision, StoreError> {
     let listing = store.list(&shared.kind, &Selector::default()).await?;
-    let fresh: HashMap<String, Object> = listing
+    let fresh: HashMap<String, Arc<Object>> = listing
         .items
         .into_iter()
-        .map(|o| (o.name.clone(), o))
+        .map(|o| (o.name.clone(), Arc::new(o)))
         .collect();
     let events = {
         let mut cache = shared.write();
@@ -188,7 +188,10 @@ async fn relist(store: &dyn Store, shared: &ReflectorState) -> Result<Revision, 
 
 /// What a subscriber must hear to get from `old` to `new`: applies for new or changed objects,
 /// deletes for vanished ones.
-pub fn diff(old: &HashMap<String, Object>, new: &HashMap<String, Object>) -> Vec<ReflectorEvent> {
+pub fn diff(
+    old: &HashMap<String, Arc<Object>>,
+    new: &HashMap<String, Arc<Object>>,
+) -> Vec<ReflectorEvent> {
     let mut events: Vec<ReflectorEvent> = old
         .iter()
         .filter(|(name, _)| !new.contains_key(*name))
@@ -252,7 +255,7 @@ async fn follow(store: &dyn Store, shared: &ReflectorState, mut revision: Revisi
     }
 }
 
-fn apply(shared: &ReflectorState, event_type: EventType, object: Option<Object>) {
+fn apply(shared: &ReflectorState, event_type: EventType, object: Option<Arc<Object>>) {
     let Some(object) = object else { return };
     let event = {
         let mut cache = shared.write();

@@ -4,8 +4,8 @@ use super::*;
 use crate::object::ApplyRequest;
 use crate::store::{EmbeddedStore, EmbeddedStoreOptions};
 
-fn object(name: &str, revision: Revision) -> Object {
-    Object {
+fn object(name: &str, revision: Revision) -> Arc<Object> {
+    Arc::new(Object {
         kind: "A".into(),
         name: name.into(),
         labels: Default::default(),
@@ -15,7 +15,7 @@ fn object(name: &str, revision: Revision) -> Object {
             revision,
             ..Default::default()
         },
-    }
+    })
 }
 
 #[test]
@@ -129,7 +129,7 @@ async fn an_indexed_label_lists_what_carries_it_as_changes_move_objects() {
     let names = |owner: &str| {
         let selector: Selector = format!("owner={owner}").parse().expect("selector");
         (cache.list(&selector).into_iter())
-            .map(|o| o.name)
+            .map(|o| o.name.clone())
             .collect::<Vec<_>>()
     };
     assert_eq!(names("a"), ["a1", "a2"], "from the first listing");

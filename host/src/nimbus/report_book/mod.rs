@@ -206,10 +206,12 @@ impl crate::store::Follower for Shared {
                     book.remove(&object.name);
                     Vec::new()
                 }
-                (EventType::Created | EventType::Updated, Some(object)) => match decode(object) {
-                    Some((name, revision, sheet)) => book.put(&name, revision, sheet),
-                    None => Vec::new(),
-                },
+                (EventType::Created | EventType::Updated, Some(object)) => {
+                    match decode(std::sync::Arc::unwrap_or_clone(object)) {
+                        Some((name, revision, sheet)) => book.put(&name, revision, sheet),
+                        None => Vec::new(),
+                    }
+                }
                 _ => Vec::new(),
             }
         };

@@ -145,7 +145,7 @@ fn write_batch(
                 let event = WatchEvent {
                     event_type: change.event_type,
                     revision,
-                    object: Some(object.clone()),
+                    object: Some(Arc::new(object.clone())),
                 };
                 let key = object.key();
                 let stays = change.event_type != EventType::Deleted;
@@ -292,7 +292,7 @@ mod tests {
             let event = WatchEvent {
                 event_type,
                 revision: 7,
-                object: Some(object.clone()),
+                object: Some(Arc::new(object.clone())),
             };
             let logged = event_record(event_type, 7, &encode_object(&object).expect("encode"))
                 .expect("record");

@@ -185,7 +185,7 @@ impl Watch {
         Ok(WatchEvent {
             event_type,
             revision: at,
-            object: Some(object),
+            object: Some(std::sync::Arc::new(object)),
         })
     }
 
