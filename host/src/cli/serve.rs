@@ -4,6 +4,7 @@ use super::client_args::ClientArgs;
 use crate::api::server::ComponentsApi;
 use crate::api::{Server, ServerConfig, token};
 use crate::controller::{Admitter, ControllerOptions, Engine, EngineHost, ObjectLocks};
+use crate::nimbus::FanoutLimits;
 use crate::runtime::{Runtime, RuntimeConfig, World};
 use crate::store::Shards;
 use crate::store::etcd::Replica;
@@ -37,7 +38,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub store: Option<String>,
     /// How many of the newest changes the embedded store keeps for watches to resume from
-    /// (etcd keeps its history until it is compacted).
+    /// (etcd keeps its history until it is compacted); agents' feeds resume from at most as
+    /// many item changes.
     #[arg(long, default_value_t = 100_000)]
     pub log_retention: u64,
     /// How often an idle watch gets a bookmark, e.g. `10s`.
@@ -137,6 +139,7 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
             allow_changes: args.allow_component_api,
         }),
         max_request_bytes: crate::api::server::request_limit(args.max_object_bytes),
+        fanout: FanoutLimits::resuming(args.log_retention),
     })
     .await?;
     let addr = server.local_addr()?;

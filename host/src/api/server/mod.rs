@@ -63,6 +63,8 @@ pub struct ServerConfig {
     pub reports: Option<crate::nimbus::ReportBook>,
     /// The largest request body any route reads (component uploads excepted).
     pub max_request_bytes: usize,
+    /// How far back agents' feeds can resume from the fan-out's log of item changes.
+    pub fanout: crate::nimbus::FanoutLimits,
 }
 
 /// The request body limit that fits objects of `max_object_bytes`: a few such objects in
@@ -111,7 +113,7 @@ impl Server {
             events: config.events,
             reporter: crate::nimbus::Reporter::start(config.store.clone(), reports.clone()),
             reports,
-            fanout: crate::nimbus::Fanout::start(config.store.clone(), Default::default()),
+            fanout: crate::nimbus::Fanout::start(config.store.clone(), config.fanout),
         };
         Ok(Self {
             listener,

@@ -28,6 +28,20 @@ pub struct FanoutLimits {
     pub max_bytes: usize,
 }
 
+impl FanoutLimits {
+    /// The default bounds, keeping at most `changes` changes: a feed resumes from no further
+    /// back than the store's own watches do.
+    pub fn resuming(changes: u64) -> Self {
+        let default = Self::default();
+        FanoutLimits {
+            max_changes: usize::try_from(changes).map_or(default.max_changes, |changes| {
+                changes.clamp(1, default.max_changes)
+            }),
+            ..default
+        }
+    }
+}
+
 impl Default for FanoutLimits {
     /// 100k changes or 64 MiB of lines, whichever is reached first.
     fn default() -> Self {

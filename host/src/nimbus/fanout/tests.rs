@@ -233,3 +233,15 @@ async fn a_feed_from_ahead_of_the_store_re_lists() {
         Err(NimbusError::Store(StoreError::Compacted { .. }))
     ));
 }
+
+#[test]
+fn a_feed_resumes_from_no_further_back_than_the_store_keeps() {
+    assert_eq!(FanoutLimits::resuming(8).max_changes, 8);
+    assert_eq!(FanoutLimits::resuming(0).max_changes, 1);
+    let default = FanoutLimits::default();
+    assert_eq!(
+        FanoutLimits::resuming(1 << 40).max_changes,
+        default.max_changes
+    );
+    assert_eq!(FanoutLimits::resuming(8).max_bytes, default.max_bytes);
+}
