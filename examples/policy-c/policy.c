@@ -78,7 +78,7 @@ void exports_reactor_host_reactor_describe(exports_reactor_host_reactor_info_t *
     controller_string_dup(&ret->kinds.ptr[0], "Policy");
     ret->resync_period_ms = 60000;
     ret->handles_delete = true;
-    /* No other kinds watched (reactor:host@0.2.0). */
+    /* No other kinds watched (since reactor:host@0.2.0). */
     ret->watches.len = 0;
     ret->watches.ptr = NULL;
 }
@@ -202,16 +202,13 @@ bool exports_reactor_host_reactor_on_agent_status(rh_object *owner, exports_reac
     rh_string p = rh_str(prefix);
     reactor_host_nimbus_list_item_status_t statuses;
     reactor_host_nimbus_nimbus_error_t e;
-    bool ok = reactor_host_nimbus_statuses(&p, &statuses, &e);
+    bool ok = reactor_host_nimbus_agent_statuses(&p, &report->agent, &statuses, &e);
     free(prefix);
     if (ok) {
         int64_t applied = 0;
-        for (size_t i = 0; i < statuses.len; i++) {
-            const reactor_host_nimbus_item_status_t *s = &statuses.ptr[i];
-            if (s->state == REACTOR_HOST_TYPES_ITEM_STATE_APPLIED && s->agent.len == report->agent.len &&
-                memcmp(s->agent.ptr, report->agent.ptr, s->agent.len) == 0)
+        for (size_t i = 0; i < statuses.len; i++)
+            if (statuses.ptr[i].state == REACTOR_HOST_TYPES_ITEM_STATE_APPLIED)
                 applied++;
-        }
         reactor_host_nimbus_list_item_status_free(&statuses);
         rj_value *status = rh_status(owner);
         rj_value *agents = rj_get(status, "agents");

@@ -4,7 +4,7 @@
 // other.
 
 import {
-  defineReactor, log, permanent, publish, published, setStatus, spec, status, statuses, unpublish,
+  agentStatuses, defineReactor, log, permanent, publish, published, setStatus, spec, status, unpublish,
 } from '../../sdk/js/reactor-sdk.js';
 
 const NAME = 'policy-js';
@@ -65,8 +65,8 @@ export const reactor = defineReactor({
 
   // Records status.agents.<agent> = how many of this policy's items that agent applied.
   onAgentStatus(owner, report) {
-    const applied = statuses(prefix(owner.name))
-      .filter((s) => s.agent === report.agent && s.state === 'applied').length;
+    const applied = agentStatuses(prefix(owner.name), report.agent)
+      .filter((s) => s.state === 'applied').length;
     const current = status(owner);
     const agents = current.agents && typeof current.agents === 'object' ? current.agents : {};
     agents[report.agent] = applied;

@@ -65,9 +65,7 @@ class Reactor(sdk.Reactor):
     def on_agent_status(self, owner, report):
         """Records status.agents.<agent> = how many of this policy's items it applied."""
         applied = sum(
-            1
-            for s in sdk.statuses(prefix(owner.name))
-            if s.agent == report.agent and sdk.applied(s)
+            1 for s in sdk.agent_statuses(prefix(owner.name), report.agent) if sdk.applied(s)
         )
         status = sdk.status(owner)
         agents = status.get("agents")

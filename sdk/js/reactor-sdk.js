@@ -25,10 +25,10 @@
 // componentize-js resolves relative imports from the folder it runs in: build from the
 // repository root (scripts/build-components.sh does).
 
-import * as store from 'reactor:host/store@0.2.0';
-import * as nimbus from 'reactor:host/nimbus@0.2.0';
-import { log as writeLog } from 'reactor:host/log@0.2.0';
-import { get as configGet } from 'reactor:host/config@0.2.0';
+import * as store from 'reactor:host/store@0.2.1';
+import * as nimbus from 'reactor:host/nimbus@0.2.1';
+import { log as writeLog } from 'reactor:host/log@0.2.1';
+import { get as configGet } from 'reactor:host/config@0.2.1';
 
 /** A failure the host retries with backoff. */
 export function retry(message) {
@@ -176,6 +176,7 @@ const publishRaw = host('nimbus', nimbus.publish);
 const unpublishRaw = host('nimbus', nimbus.unpublish);
 const publishedRaw = host('nimbus', nimbus.published);
 const statusesRaw = host('nimbus', nimbus.statuses);
+const agentStatusesRaw = host('nimbus', nimbus.agentStatuses);
 
 /** Replaces the status of the callback's primary object. */
 export function setStatus(value) {
@@ -226,6 +227,14 @@ export function published(prefix) {
 /** Agents' latest reports on this object's items under `prefix`. */
 export function statuses(prefix) {
   return statusesRaw(prefix);
+}
+
+/**
+ * `agent`'s latest reports on this object's items under `prefix`: `statuses` of one agent, at
+ * the cost of that agent's reports alone (reactor:host@0.2.1).
+ */
+export function agentStatuses(prefix, agent) {
+  return agentStatusesRaw(prefix, agent);
 }
 
 // ------------------------------------------------------------------------------ log

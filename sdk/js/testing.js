@@ -13,7 +13,7 @@
 //   });
 //
 // Importing this module registers a resolve hook (./testing/register.js) under which the
-// SDK's `reactor:host/...@0.2.0` imports are stand-ins answered by the FakeHost a callback
+// SDK's `reactor:host/...@0.2.1` imports are stand-ins answered by the FakeHost a callback
 // runs through; the reactor must be imported after it (`await import(...)`), or the hook
 // loaded first with `node --import ./sdk/js/testing/register.js --test ...`.
 //

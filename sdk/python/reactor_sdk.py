@@ -215,6 +215,12 @@ def statuses(prefix: str) -> list:
     return _nimbus.statuses(prefix)
 
 
+def agent_statuses(prefix: str, agent: str) -> list:
+    """`agent`'s latest reports on this object's items under `prefix`: `statuses` of one
+    agent, at the cost of that agent's reports alone (reactor:host@0.2.1)."""
+    return _nimbus.agent_statuses(prefix, agent)
+
+
 def applied(report) -> bool:
     """Whether an item status says the agent applied the item."""
     return report.state == _types.ItemState.APPLIED

@@ -369,10 +369,14 @@ class FakeHost:
         self._nimbus_failure()
         return self._keys_of("nimbus.published", prefix)
 
-    def _nimbus_statuses(self, prefix):
+    def _nimbus_statuses(self, prefix, agent=None, call="nimbus.statuses"):
         self._nimbus_failure()
-        mine = set(self._keys_of("nimbus.statuses", prefix))
-        return [copy.deepcopy(r) for (key, _), r in sorted(self._world.reports.items()) if key in mine]
+        mine = set(self._keys_of(call, prefix))
+        return [copy.deepcopy(r) for (key, by), r in sorted(self._world.reports.items())
+                if key in mine and agent in (None, by)]
+
+    def _nimbus_agent_statuses(self, prefix, agent):
+        return self._nimbus_statuses(prefix, agent, "nimbus.agent_statuses")
 
     def _log_log(self, level: Level, message: str) -> None:
         self.logs.append((level.name, message))

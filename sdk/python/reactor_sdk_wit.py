@@ -243,7 +243,8 @@ nimbus = _Namespace(
     Target_Agents=Target_Agents, Target_Labels=Target_Labels,
     NimbusError_Invalid=NimbusError_Invalid, NimbusError_Denied=NimbusError_Denied,
     NimbusError_Unavailable=NimbusError_Unavailable,
-    **{name: _call("nimbus", name) for name in ("publish", "unpublish", "published", "statuses")},
+    **{name: _call("nimbus", name)
+       for name in ("publish", "unpublish", "published", "statuses", "agent_statuses")},
 )
 log = _Namespace(Level=Level, log=_log)
 config = _Namespace(get=_call("config", "get"), revision=_call("config", "revision"))

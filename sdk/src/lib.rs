@@ -1,6 +1,6 @@
 //! Write reactor-host components in Rust: implement a trait, export it with one macro.
 //!
-//! A component targets one of the two worlds of the `reactor:host@0.2.0` WIT package:
+//! A component targets one of the two worlds of the `reactor:host@0.2.1` WIT package:
 //!
 //! - `controller` (the default feature): implement [`Reactor`] and export it with
 //!   [`export_reactor!`]. The host calls it when objects of the kinds it watches change.

@@ -30,6 +30,12 @@ pub fn statuses(prefix: &str) -> Result<Vec<ItemStatus>, NimbusError> {
     wit::statuses(prefix)
 }
 
+/// `agent`'s latest report on the primary object's items under `prefix`: [`statuses`] of
+/// one agent, at the cost of that agent's reports alone (`reactor:host@0.2.1`).
+pub fn agent_statuses(prefix: &str, agent: &str) -> Result<Vec<ItemStatus>, NimbusError> {
+    wit::agent_statuses(prefix, agent)
+}
+
 /// Unavailability is worth retrying; anything else needs a change first.
 impl From<NimbusError> for Error {
     fn from(e: NimbusError) -> Self {

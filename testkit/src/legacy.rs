@@ -1,5 +1,5 @@
-//! Components built against `reactor:host@0.1.0`, kept as fixtures in
-//! `tests/fixtures/reactor-host-0.1.0/` (compressed), unpacked once per process.
+//! Components built against older versions of `reactor:host`, kept as fixtures in
+//! `tests/fixtures/reactor-host-<version>/` (compressed), unpacked once per process.
 
 use crate::binary::target_tmpdir;
 use parking_lot::Mutex;
@@ -8,16 +8,24 @@ use std::path::{Path, PathBuf};
 
 /// The path of the unpacked 0.1.0 build of example `name` (e.g. `policy-rust`).
 pub fn v0_1_0(name: &str) -> PathBuf {
+    built_against("0.1.0", name)
+}
+
+/// The path of the unpacked build of example `name` kept from `reactor:host@<version>`.
+pub fn built_against(version: &str, name: &str) -> PathBuf {
     // The tests of one process ask at once: one unpacks, the others wait and share it.
     static UNPACKED: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
     let mut unpacked = UNPACKED.lock();
-    if let Some(path) = unpacked.get(name) {
+    let folder = format!("reactor-host-{version}");
+    let id = format!("{folder}/{name}");
+    if let Some(path) = unpacked.get(&id) {
         return path.clone();
     }
     let from = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/reactor-host-0.1.0")
+        .join("../tests/fixtures")
+        .join(&folder)
         .join(format!("{name}.wasm.zst"));
-    let dir = target_tmpdir().join("reactor-host-0.1.0");
+    let dir = target_tmpdir().join(&folder);
     std::fs::create_dir_all(&dir).expect("fixture folder");
     let to = dir.join(format!("{name}.wasm"));
     let packed = std::fs::read(&from).unwrap_or_else(|e| panic!("read {}: {e}", from.display()));
@@ -27,6 +35,6 @@ pub fn v0_1_0(name: &str) -> PathBuf {
     let partial = dir.join(format!(".{name}.{}.part", std::process::id()));
     std::fs::write(&partial, bytes).expect("write the unpacked fixture");
     std::fs::rename(&partial, &to).expect("move the unpacked fixture");
-    unpacked.insert(name.to_owned(), to.clone());
+    unpacked.insert(id, to.clone());
     to
 }

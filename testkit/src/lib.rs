@@ -29,7 +29,7 @@ pub use components::{built, guest, install};
 pub use etcd::Etcd;
 pub use eventually::{Ready, eventually, eventually_async};
 pub use host::{Host, LaunchError, get_json};
-pub use legacy::v0_1_0;
+pub use legacy::{built_against, v0_1_0};
 pub use lines::LineReader;
 pub use mem_store::MemStore;
 pub use metric::metric;

@@ -7,19 +7,20 @@ use crate::output::stderr;
 use std::collections::BTreeSet;
 
 /// A server running the Policy reactor; `extra` flags go to `serve`. With
-/// `REACTOR_TEST_POLICY=0.1.0` the reactor is the build kept from `reactor:host@0.1.0`
-/// (tests/fixtures/reactor-host-0.1.0/), so a suite can be run again on it unchanged.
+/// `REACTOR_TEST_POLICY=0.1.0` (or `0.2.0`) the reactor is the build kept from that version
+/// of `reactor:host` (tests/fixtures/reactor-host-<version>/), so a suite can be run again
+/// on it unchanged.
 pub fn policy_host(tmp: &std::path::Path, extra: &[&str]) -> Host {
     let data = tmp.join("data");
     let components = data.join("components");
     match std::env::var("REACTOR_TEST_POLICY").as_deref() {
-        Ok("0.1.0") => {
+        Ok(version @ ("0.1.0" | "0.2.0")) => {
             std::fs::create_dir_all(&components).expect("components folder");
             std::fs::copy(
-                crate::legacy::v0_1_0("policy-rust"),
+                crate::legacy::built_against(version, "policy-rust"),
                 components.join("policy-rust.wasm"),
             )
-            .expect("install the 0.1.0 fixture");
+            .expect("install the fixture of an older version");
         }
         _ => install("policy-rust", &components),
     }

@@ -89,7 +89,12 @@ impl ControllerHost for RecordingHost {
             .map(|(k, _)| k.clone())
             .collect())
     }
-    async fn statuses(&self, _: InCallback<'_>, _: &str) -> Result<Vec<ItemStatus>, NimbusError> {
+    async fn statuses(
+        &self,
+        _: InCallback<'_>,
+        _: &str,
+        _: Option<&str>,
+    ) -> Result<Vec<ItemStatus>, NimbusError> {
         Ok(Vec::new())
     }
 }

@@ -46,7 +46,12 @@ impl ControllerHost for Sink {
     async fn published(&self, _: InCallback<'_>, _: &str) -> Result<Vec<String>, NimbusError> {
         Ok(Vec::new())
     }
-    async fn statuses(&self, _: InCallback<'_>, _: &str) -> Result<Vec<ItemStatus>, NimbusError> {
+    async fn statuses(
+        &self,
+        _: InCallback<'_>,
+        _: &str,
+        _: Option<&str>,
+    ) -> Result<Vec<ItemStatus>, NimbusError> {
         Ok(Vec::new())
     }
 }

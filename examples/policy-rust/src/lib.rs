@@ -86,9 +86,9 @@ impl Reactor for Policy {
 
     /// Records `status.agents.<agent>` = how many of this policy's items that agent applied.
     fn on_agent_status(owner: Object, report: ItemStatus) -> Result<Action, Error> {
-        let applied = nimbus::statuses(&prefix(&owner.name))?
+        let applied = nimbus::agent_statuses(&prefix(&owner.name), &report.agent)?
             .iter()
-            .filter(|s| s.agent == report.agent && s.state == ItemState::Applied)
+            .filter(|s| s.state == ItemState::Applied)
             .count();
         let mut status = status_map(&owner);
         let agents = status

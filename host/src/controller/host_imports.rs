@@ -285,25 +285,22 @@ impl ControllerHost for EngineHost {
         Ok(items.into_iter().map(|(_, item)| item.key).collect())
     }
 
-    /// Agents' reports on the caller's items, from the `NimbusReport` sheets (one per owner
-    /// and agent).
+    /// Agents' reports on the caller's items (of every agent, or of `agent`).
     async fn statuses(
         &self,
         caller: InCallback<'_>,
         prefix: &str,
+        agent: Option<&str>,
     ) -> Result<Vec<ItemStatus>, NimbusError> {
-        let owner = owner(caller);
+        let primary = ObjectKey::new(&caller.primary.kind, &caller.primary.name);
         // Reports change all the time: read them from the engine's report book, which
         // holds every report handed to a reactor, without a store read per call.
         let reports = &self.context.reports;
         reports.synced().await;
         let statuses = reports
-            .reports_of(&ObjectKey::new(&owner.kind, &owner.name))
-            .map(|(_, reports)| reports)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|report| report.key.starts_with(prefix))
-            .map(|report| report_to_guest(&report))
+            .reports_under(&primary, agent, prefix)
+            .iter()
+            .map(report_to_guest)
             .collect();
         Ok(statuses)
     }

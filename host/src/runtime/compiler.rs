@@ -3,7 +3,7 @@
 //! southbound folder. Holds what every load shares: the engine, both linkers, the cache and
 //! its counts.
 
-use super::bindings::{DESCRIPTOR_EXPORT, OLDER_EXPORTS, REACTOR_EXPORT};
+use super::bindings::{DESCRIPTOR_EXPORT, OLDER_EXPORTS, REACTOR_EXPORT, compatible};
 use super::cache::{Cache, Lookup};
 use super::described::Described;
 use super::engine;
@@ -199,9 +199,10 @@ impl Compiler {
         let mut reactor = false;
         let mut descriptor = false;
         for (name, _) in ty.exports(&self.engine) {
-            reactor |= name == REACTOR_EXPORT || OLDER_EXPORTS.iter().any(|(r, _)| name == *r);
-            descriptor |=
-                name == DESCRIPTOR_EXPORT || OLDER_EXPORTS.iter().any(|(_, d)| name == *d);
+            reactor |=
+                compatible(name, REACTOR_EXPORT) || OLDER_EXPORTS.iter().any(|(r, _)| name == *r);
+            descriptor |= compatible(name, DESCRIPTOR_EXPORT)
+                || OLDER_EXPORTS.iter().any(|(_, d)| name == *d);
         }
         let found = match (reactor, descriptor) {
             (true, false) => World::Controller,

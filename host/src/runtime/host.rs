@@ -93,11 +93,12 @@ pub trait ControllerHost: Send + Sync + 'static {
         caller: InCallback<'_>,
         prefix: &str,
     ) -> Result<Vec<String>, NimbusError>;
-    /// `nimbus.statuses`.
+    /// `nimbus.statuses` (every agent's reports), or `nimbus.agent-statuses` (`agent`'s).
     async fn statuses(
         &self,
         caller: InCallback<'_>,
         prefix: &str,
+        agent: Option<&str>,
     ) -> Result<Vec<ItemStatus>, NimbusError>;
 }
 
@@ -140,7 +141,12 @@ impl ControllerHost for Detached {
     async fn published(&self, _: InCallback<'_>, _: &str) -> Result<Vec<String>, NimbusError> {
         Err(NimbusError::Unavailable(DETACHED.into()))
     }
-    async fn statuses(&self, _: InCallback<'_>, _: &str) -> Result<Vec<ItemStatus>, NimbusError> {
+    async fn statuses(
+        &self,
+        _: InCallback<'_>,
+        _: &str,
+        _: Option<&str>,
+    ) -> Result<Vec<ItemStatus>, NimbusError> {
         Err(NimbusError::Unavailable(DETACHED.into()))
     }
 }

@@ -34,6 +34,15 @@ impl Host for HostState {
 
     async fn statuses(&mut self, prefix: String) -> Result<Vec<ItemStatus>, NimbusError> {
         let caller = self.publisher("statuses")?;
-        self.host.statuses(caller, &prefix).await
+        self.host.statuses(caller, &prefix, None).await
+    }
+
+    async fn agent_statuses(
+        &mut self,
+        prefix: String,
+        agent: String,
+    ) -> Result<Vec<ItemStatus>, NimbusError> {
+        let caller = self.publisher("agent-statuses")?;
+        self.host.statuses(caller, &prefix, Some(&agent)).await
     }
 }

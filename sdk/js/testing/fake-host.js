@@ -384,9 +384,15 @@ export class FakeHost {
     return this.keysOf('nimbus.published', prefix);
   }
 
-  statuses(prefix) {
+  statuses(prefix, agent = undefined, call = 'nimbus.statuses') {
     this.nimbusFailure();
-    const mine = new Set(this.keysOf('nimbus.statuses', prefix));
-    return [...this.world.reports.values()].filter((r) => mine.has(r.key)).map(clone);
+    const mine = new Set(this.keysOf(call, prefix));
+    return [...this.world.reports.values()]
+      .filter((r) => mine.has(r.key) && (agent === undefined || r.agent === agent))
+      .map(clone);
+  }
+
+  agentStatuses(prefix, agent) {
+    return this.statuses(prefix, agent, 'nimbus.agentStatuses');
   }
 }

@@ -1,7 +1,7 @@
-// Module resolution hook (node:module register): `reactor:host/<interface>@0.2.0` becomes
+// Module resolution hook (node:module register): `reactor:host/<interface>@0.2.1` becomes
 // the stand-in ./imports/<interface>.js; every other specifier resolves as usual.
 
-const HOST = /^reactor:host\/(store|nimbus|log|config)@0\.2\.0$/;
+const HOST = /^reactor:host\/(store|nimbus|log|config)@0\.2\.1$/;
 
 export async function resolve(specifier, context, nextResolve) {
   const match = HOST.exec(specifier);

@@ -1,4 +1,4 @@
-// Makes the `reactor:host/...@0.2.0` imports of reactor-sdk.js resolve, under node, to the
+// Makes the `reactor:host/...@0.2.1` imports of reactor-sdk.js resolve, under node, to the
 // stand-ins of ./imports/, which the FakeHost installed by a test answers. Loaded by
 // ../testing.js, or before anything else with `node --import ./sdk/js/testing/register.js`
 // (then a test may import its reactor statically).

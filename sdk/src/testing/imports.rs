@@ -47,7 +47,13 @@ pub(crate) mod nimbus {
     }
 
     pub fn statuses(prefix: &str) -> Result<Vec<ItemStatus>, NimbusError> {
-        with("nimbus::statuses", |s| s.statuses(prefix))
+        with("nimbus::statuses", |s| s.statuses(prefix, None))
+    }
+
+    pub fn agent_statuses(prefix: &str, agent: &str) -> Result<Vec<ItemStatus>, NimbusError> {
+        with("nimbus::agent_statuses", |s| {
+            s.statuses(prefix, Some(agent))
+        })
     }
 }
 

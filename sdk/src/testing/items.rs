@@ -107,15 +107,24 @@ impl State {
             .collect())
     }
 
-    pub fn statuses(&mut self, prefix: &str) -> Result<Vec<ItemStatus>, NimbusError> {
+    /// Every agent's reports on the primary's items under `prefix`, or only `agent`'s.
+    pub fn statuses(
+        &mut self,
+        prefix: &str,
+        agent: Option<&str>,
+    ) -> Result<Vec<ItemStatus>, NimbusError> {
         self.nimbus_failure()?;
-        let (kind, name) = self.publisher("nimbus::statuses")?;
+        let (kind, name) = self.publisher(match agent {
+            None => "nimbus::statuses",
+            Some(_) => "nimbus::agent_statuses",
+        })?;
         let items = &self.world.items;
         Ok(self
             .world
             .reports
             .values()
             .filter(|r| r.key.starts_with(prefix))
+            .filter(|r| agent.is_none_or(|agent| r.agent == agent))
             .filter(|r| {
                 items
                     .get(&r.key)

@@ -10,6 +10,7 @@ use crate::object::{Object, ObjectKey, Revision};
 use crate::store::{EventType, Listing, Store, WatchEvent};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
 use std::sync::{Arc, Weak};
 use tokio::sync::watch;
 
@@ -144,6 +145,39 @@ impl ReportBook {
         let owned = book.owners.get(owner)?;
         let reports = owned.offers(owner).map(|(_, _, r)| r).collect();
         Some((owned.component.clone(), reports))
+    }
+
+    /// The reports on `owner`'s items whose key starts with `prefix`: every agent's, or
+    /// only `agent`'s (at the cost of that agent's reports alone).
+    pub fn reports_under(
+        &self,
+        owner: &ObjectKey,
+        agent: Option<&str>,
+        prefix: &str,
+    ) -> Vec<AgentReport> {
+        let book = self.shared.book.lock();
+        let Some(owned) = book.owners.get(owner) else {
+            return Vec::new();
+        };
+        let mut reports = Vec::new();
+        let mut take = |name: &str, items: &BTreeMap<String, SheetEntry>| {
+            let under = items
+                .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+                .take_while(|(key, _)| key.starts_with(prefix));
+            reports.extend(under.map(|(key, entry)| entry.report(key, name)));
+        };
+        match agent {
+            Some(agent) => {
+                if let Some(items) = owned.agents.get(agent) {
+                    take(agent, items);
+                }
+            }
+            None => owned
+                .agents
+                .iter()
+                .for_each(|(name, items)| take(name, items)),
+        }
+        reports
     }
 
     /// Calls `f` with every report held (agent, item key, entry), without copying any.

@@ -219,3 +219,43 @@ async fn a_sheet_handed_over_is_ignored_once_the_watch_is_past_it() {
     );
     assert!(!book.sheets_of(&owner).contains_key("b"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_under_a_prefix_are_every_agents_or_one_agents() {
+    let w = world(&["policy/p/a", "policy/p/b", "policy/q/a"]).await;
+    let book = ReportBook::start(w.store.clone());
+    book.synced().await;
+    let reporter = Reporter::start(w.store.clone(), book.clone());
+    let mut reports = Vec::new();
+    for agent in ["edge-1", "edge-2"] {
+        for key in ["policy/p/a", "policy/p/b", "policy/q/a"] {
+            reports.push(report(key, agent, ReportState::Applied));
+        }
+    }
+    reporter.record(reports).await.expect("record");
+    let p = ObjectKey::new("Policy", "p");
+    let seen = |agent: Option<&str>, prefix: &str| -> Vec<(String, String)> {
+        let mut seen: Vec<_> = book
+            .reports_under(&p, agent, prefix)
+            .into_iter()
+            .map(|r| (r.agent, r.key))
+            .collect();
+        seen.sort();
+        seen
+    };
+    let pair = |agent: &str, key: &str| (agent.to_owned(), key.to_owned());
+    assert_eq!(
+        seen(Some("edge-2"), "policy/p/"),
+        vec![pair("edge-2", "policy/p/a"), pair("edge-2", "policy/p/b")]
+    );
+    assert_eq!(
+        seen(None, "policy/p/a"),
+        vec![pair("edge-1", "policy/p/a"), pair("edge-2", "policy/p/a")]
+    );
+    assert_eq!(
+        seen(Some("edge-1"), "policy/q/"),
+        vec![pair("edge-1", "policy/q/a")]
+    );
+    assert_eq!(seen(Some("edge-3"), ""), vec![]);
+    assert_eq!(seen(None, "").len(), 6);
+}

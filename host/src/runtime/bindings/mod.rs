@@ -16,17 +16,62 @@ wasmtime::component::bindgen!({
 pub mod v0_1;
 
 /// The export every controller component of the current version has.
-pub const REACTOR_EXPORT: &str = "reactor:host/reactor@0.2.0";
+pub const REACTOR_EXPORT: &str = "reactor:host/reactor@0.2.1";
 /// The export every descriptor component of the current version has.
-pub const DESCRIPTOR_EXPORT: &str = "reactor:host/kv-descriptor@0.2.0";
-/// The same exports of the older versions still served.
+pub const DESCRIPTOR_EXPORT: &str = "reactor:host/kv-descriptor@0.2.1";
+/// The same exports of the older versions still served through bindings of their own.
+/// (Components of another 0.2 patch version are served by these: see [`compatible`].)
 pub const OLDER_EXPORTS: [(&str, &str); 1] = [(
     "reactor:host/reactor@0.1.0",
     "reactor:host/kv-descriptor@0.1.0",
 )];
+
+/// Whether a component's export `name` is `export` at a compatible version: the same
+/// interface, and for a `0.x` package the same minor version. This is how wasmtime resolves
+/// names, so a component built against 0.2.0 (or a later 0.2 patch version) is served by
+/// the 0.2.1 bindings; one that imports a function these lack fails to link, naming it.
+pub fn compatible(name: &str, export: &str) -> bool {
+    match (name.split_once('@'), export.split_once('@')) {
+        (Some((interface, version)), Some((wanted, wanted_version))) => {
+            interface == wanted && series(version) == series(wanted_version)
+        }
+        _ => name == export,
+    }
+}
+
+/// The part of a version that compatible versions share: the major, and for 0.x the minor.
+fn series(version: &str) -> (&str, Option<&str>) {
+    let mut parts = version.split('.');
+    let major = parts.next().unwrap_or_default();
+    (
+        major,
+        (major == "0").then(|| parts.next().unwrap_or_default()),
+    )
+}
 
 pub use self::exports::reactor::host::kv_descriptor as descriptor_api;
 pub use self::exports::reactor::host::reactor as reactor_api;
 pub use self::reactor::host::types::{
     Action, Error as ReactorError, ItemState, ItemStatus, Meta, Object,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_export_matches_within_its_0_x_minor_version_only() {
+        assert!(compatible("reactor:host/reactor@0.2.1", REACTOR_EXPORT));
+        assert!(compatible("reactor:host/reactor@0.2.0", REACTOR_EXPORT));
+        assert!(compatible("reactor:host/reactor@0.2.7", REACTOR_EXPORT));
+        assert!(!compatible("reactor:host/reactor@0.1.0", REACTOR_EXPORT));
+        assert!(!compatible("reactor:host/reactor@0.3.0", REACTOR_EXPORT));
+        assert!(!compatible(
+            "reactor:host/kv-descriptor@0.2.1",
+            REACTOR_EXPORT
+        ));
+        assert!(!compatible("reactor:host/reactor", REACTOR_EXPORT));
+        assert!(compatible("a:b/c@1.4.0", "a:b/c@1.0.0"));
+        assert!(!compatible("a:b/c@2.0.0", "a:b/c@1.0.0"));
+    }
+}

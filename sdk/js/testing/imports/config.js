@@ -1,4 +1,4 @@
-// Stand-in of `reactor:host/config@0.2.0`, answered by the installed FakeHost.
+// Stand-in of `reactor:host/config@0.2.1`, answered by the installed FakeHost.
 import { current } from '../current.js';
 
 export const get = () => current('config.get').configText;

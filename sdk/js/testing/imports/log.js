@@ -1,4 +1,4 @@
-// Stand-in of `reactor:host/log@0.2.0`: lines go to the installed FakeHost, or to the
+// Stand-in of `reactor:host/log@0.2.1`: lines go to the installed FakeHost, or to the
 // console when a helper is called with none.
 import { installed } from '../current.js';
 
