@@ -13,8 +13,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 const AGENT_LABEL: &str = "nimbus.agent";
 
-/// Sheets written concurrently by one round of [`record`].
-const SHEETS_AT_ONCE: usize = 8;
+/// Sheets written in one store transaction at most, and about their bytes: within etcd's
+/// default limits (128 operations, 1.5 MiB per request), and small enough that the
+/// transactions in flight together stay under what the embedded store hands its watches
+/// live (1 MiB per commit; a larger one they read back from its log).
+const SHEETS_PER_WRITE: usize = 64;
+const BYTES_PER_WRITE: usize = 192 << 10;
+/// Transactions of sheets in flight at once in one round of [`record`]: not many, as each
+/// holds copies of its sheets meanwhile and an owner's sheet can be large.
+const WRITES_AT_ONCE: usize = 4;
+/// Sheets read at once while a round of [`record`] is planned.
+const READS_AT_ONCE: usize = 64;
 
 /// Where an item is on one agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,8 +155,9 @@ pub struct Recorded {
     pub sheets: Vec<(String, Revision, Sheet)>,
 }
 
-/// Records reports durably: one write per owner and agent. Reports on items that are gone
-/// are dropped (the item was withdrawn meanwhile); `removed` drops the entry.
+/// Records reports durably: one write per owner and agent, many of them committed together.
+/// Reports on items that are gone are dropped (the item was withdrawn meanwhile); `removed`
+/// drops the entry.
 pub async fn record(store: &dyn Store, reports: Vec<AgentReport>) -> Result<Recorded, NimbusError> {
     let keys: BTreeSet<String> = reports.iter().map(|r| r.key.clone()).collect();
     let owners = owners_of(store, keys).await?;
@@ -167,29 +177,141 @@ pub async fn record(store: &dyn Store, reports: Vec<AgentReport>) -> Result<Reco
             .1
             .push(report);
     }
-    let writes = sheets
+    let mut recorded = Recorded::default();
+    for (_, reports) in sheets.values() {
+        recorded.keys.extend(reports.iter().map(|r| r.key.clone()));
+    }
+    let plans = sheets
         .into_iter()
-        .map(|((kind, name, agent), (component, reports))| async move {
-            let sheet = Sheet {
+        .map(|((kind, name, agent), (component, reports))| {
+            let fresh = Sheet {
                 owner_kind: kind,
                 owner_name: name,
                 component,
                 agent,
                 items: BTreeMap::new(),
             };
-            let written = write_sheet(store, sheet, &reports).await?;
-            Ok::<_, NimbusError>((reports.into_iter().map(|r| r.key), written))
+            async move { plan_sheet(store, fresh, reports).await }
         });
-    let mut recorded = Recorded::default();
-    // Several sheets at once, so the store can commit them together; not many, as each
-    // holds a few copies of its sheet meanwhile and an owner's sheet can be large.
-    let mut results = futures::stream::iter(writes).buffer_unordered(SHEETS_AT_ONCE);
-    while let Some(result) = results.next().await {
-        let (keys, written) = result?;
-        recorded.keys.extend(keys);
-        recorded.sheets.extend(written);
+    let mut planned = Vec::new();
+    let mut plans = futures::stream::iter(plans).buffer_unordered(READS_AT_ONCE);
+    while let Some(plan) = plans.next().await {
+        planned.extend(plan?);
+    }
+    // Each transaction waits for the store's flush: many sheets share one, and a few
+    // transactions at once share the next.
+    let writes = in_transactions(planned)
+        .into_iter()
+        .map(|t| write_sheets(store, t));
+    let mut writes = futures::stream::iter(writes).buffer_unordered(WRITES_AT_ONCE);
+    while let Some(written) = writes.next().await {
+        recorded.sheets.extend(written?);
     }
     Ok(recorded)
+}
+
+/// One sheet with an agent's new reports merged in, to be written over the revision it was
+/// read at (`None`: a new sheet).
+struct PlannedSheet {
+    name: String,
+    expected: Option<Revision>,
+    sheet: Sheet,
+    /// The reports merged, to merge again if the sheet changed meanwhile.
+    reports: Vec<AgentReport>,
+}
+
+impl PlannedSheet {
+    /// About the bytes of its JSON.
+    fn size(&self) -> usize {
+        let entry = |(key, e): (&String, &SheetEntry)| {
+            key.len() + e.message.as_ref().map_or(0, String::len) + 48
+        };
+        self.sheet.items.iter().map(entry).sum::<usize>() + 256
+    }
+
+    fn request(&self) -> Result<ApplyRequest, StoreError> {
+        let labels = BTreeMap::from([
+            (OWNER_KIND.to_owned(), self.sheet.owner_kind.clone()),
+            (OWNER_NAME.to_owned(), self.sheet.owner_name.clone()),
+            (AGENT_LABEL.to_owned(), self.sheet.agent.clone()),
+        ]);
+        Ok(ApplyRequest {
+            kind: REPORT_KIND.to_owned(),
+            name: self.name.clone(),
+            labels,
+            spec: serde_json::to_value(&self.sheet)
+                .map_err(|e| StoreError::Invalid(e.to_string()))?,
+            expected_revision: self.expected,
+            owner: None,
+        })
+    }
+
+    /// A new sheet of the same owner and agent, without entries.
+    fn fresh(&self) -> Sheet {
+        Sheet {
+            owner_kind: self.sheet.owner_kind.clone(),
+            owner_name: self.sheet.owner_name.clone(),
+            component: self.sheet.component.clone(),
+            agent: self.sheet.agent.clone(),
+            items: BTreeMap::new(),
+        }
+    }
+}
+
+/// `planned` split into transactions of at most [`SHEETS_PER_WRITE`] sheets and about
+/// [`BYTES_PER_WRITE`] bytes (a sheet larger than that goes alone).
+fn in_transactions(planned: Vec<PlannedSheet>) -> Vec<Vec<PlannedSheet>> {
+    let mut transactions: Vec<Vec<PlannedSheet>> = Vec::new();
+    let mut bytes = 0;
+    for sheet in planned {
+        let size = sheet.size();
+        match transactions.last_mut() {
+            Some(last) if last.len() < SHEETS_PER_WRITE && bytes + size <= BYTES_PER_WRITE => {
+                bytes += size;
+                last.push(sheet);
+            }
+            _ => {
+                bytes = size;
+                transactions.push(vec![sheet]);
+            }
+        }
+    }
+    transactions
+}
+
+/// Writes `sheets` in one transaction, each over the revision it was read at; if one of
+/// them changed meanwhile (another replica wrote it), or the store refuses the transaction
+/// as too large, each is written on its own instead.
+async fn write_sheets(
+    store: &dyn Store,
+    sheets: Vec<PlannedSheet>,
+) -> Result<Vec<(String, Revision, Sheet)>, NimbusError> {
+    let requests = sheets
+        .iter()
+        .map(PlannedSheet::request)
+        .collect::<Result<Vec<_>, _>>()?;
+    match store.apply(requests).await {
+        Ok(applied) => {
+            let revisions: BTreeMap<&str, Revision> = (applied.iter())
+                .map(|a| (a.object.name.as_str(), a.object.meta.revision))
+                .collect();
+            Ok(sheets
+                .into_iter()
+                .map(|p| {
+                    let revision = revisions.get(p.name.as_str()).copied().unwrap_or(0);
+                    (p.name, revision, p.sheet)
+                })
+                .collect())
+        }
+        Err(e) if e.is_conflict() || matches!(e, StoreError::TxnTooLarge(_)) => {
+            let mut written = Vec::new();
+            for planned in sheets {
+                written.extend(write_sheet(store, planned.fresh(), &planned.reports).await?);
+            }
+            Ok(written)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Drops every agent's report on the withdrawn item `key` of `owner_kind/owner_name`: an
@@ -242,61 +364,60 @@ async fn write_sheet(
     fresh: Sheet,
     reports: &[AgentReport],
 ) -> Result<Option<(String, Revision, Sheet)>, NimbusError> {
-    let name = sheet_name(&fresh.owner_kind, &fresh.owner_name, &fresh.agent);
-    let (name, fresh) = (&name, &fresh);
-    let written = retry_on_conflict(
-        || {
-            format!(
-                "the reports of {} on {}/{}",
-                fresh.agent, fresh.owner_kind, fresh.owner_name
-            )
-        },
-        || async move {
-            let current = store.get(REPORT_KIND, name).await?;
-            let expected = current.as_ref().map(|c| c.meta.revision);
-            let mut sheet = current
-                .and_then(|object| Sheet::from_value(object.spec))
-                .unwrap_or_else(|| fresh.clone());
-            let mut changed = expected.is_none();
-            for report in reports {
-                if report.state == ReportState::Removed {
-                    changed |= sheet.items.remove(&report.key).is_some();
-                    continue;
-                }
-                let entry = SheetEntry {
-                    state: report.state,
-                    message: report.message.clone(),
-                    revision: report.revision,
-                };
-                if sheet.items.get(&report.key) != Some(&entry) {
-                    sheet.items.insert(report.key.clone(), entry);
-                    changed = true;
-                }
-            }
-            if !changed {
-                return Ok(None);
-            }
-            let labels = BTreeMap::from([
-                (OWNER_KIND.to_owned(), sheet.owner_kind.clone()),
-                (OWNER_NAME.to_owned(), sheet.owner_name.clone()),
-                (AGENT_LABEL.to_owned(), sheet.agent.clone()),
-            ]);
-            let request = ApplyRequest {
-                kind: REPORT_KIND.to_owned(),
-                name: name.clone(),
-                labels,
-                spec: serde_json::to_value(&sheet)
-                    .map_err(|e| StoreError::Invalid(e.to_string()))?,
-                expected_revision: expected,
-                owner: None,
-            };
-            let applied = store.apply(vec![request]).await?;
-            let revision = applied.first().map_or(0, |a| a.object.meta.revision);
-            Ok(Some((name.clone(), revision, sheet)))
-        },
-    )
+    let what = || {
+        format!(
+            "the reports of {} on {}/{}",
+            fresh.agent, fresh.owner_kind, fresh.owner_name
+        )
+    };
+    let (fresh, reports) = (&fresh, reports);
+    let written = retry_on_conflict(what, || async move {
+        let Some(planned) = plan_sheet(store, fresh.clone(), reports.to_vec()).await? else {
+            return Ok(None);
+        };
+        let applied = store.apply(vec![planned.request()?]).await?;
+        let revision = applied.first().map_or(0, |a| a.object.meta.revision);
+        Ok(Some((planned.name, revision, planned.sheet)))
+    })
     .await?;
     Ok(written)
+}
+
+/// `reports` merged into the stored sheet of their owner and agent (`fresh` if there is
+/// none); `None` when that changes nothing.
+async fn plan_sheet(
+    store: &dyn Store,
+    fresh: Sheet,
+    reports: Vec<AgentReport>,
+) -> Result<Option<PlannedSheet>, StoreError> {
+    let name = sheet_name(&fresh.owner_kind, &fresh.owner_name, &fresh.agent);
+    let current = store.get(REPORT_KIND, &name).await?;
+    let expected = current.as_ref().map(|c| c.meta.revision);
+    let mut sheet = current
+        .and_then(|object| Sheet::from_value(object.spec))
+        .unwrap_or(fresh);
+    let mut changed = expected.is_none();
+    for report in &reports {
+        if report.state == ReportState::Removed {
+            changed |= sheet.items.remove(&report.key).is_some();
+            continue;
+        }
+        let entry = SheetEntry {
+            state: report.state,
+            message: report.message.clone(),
+            revision: report.revision,
+        };
+        if sheet.items.get(&report.key) != Some(&entry) {
+            sheet.items.insert(report.key.clone(), entry);
+            changed = true;
+        }
+    }
+    Ok(changed.then_some(PlannedSheet {
+        name,
+        expected,
+        sheet,
+        reports,
+    }))
 }
 
 #[cfg(test)]
@@ -308,6 +429,117 @@ mod tests {
 
     fn report(key: &str, agent: &str, state: ReportState, revision: u64) -> AgentReport {
         AgentReport::new(key, agent, state, revision)
+    }
+
+    fn planned(agent: &str, entries: usize, key_len: usize) -> PlannedSheet {
+        let items = (0..entries)
+            .map(|i| {
+                let key = format!("{i:0key_len$}");
+                let entry = SheetEntry {
+                    state: ReportState::Applied,
+                    message: None,
+                    revision: 1,
+                };
+                (key, entry)
+            })
+            .collect();
+        PlannedSheet {
+            name: sheet_name("Policy", "p", agent),
+            expected: None,
+            sheet: Sheet {
+                owner_kind: "Policy".into(),
+                owner_name: "p".into(),
+                component: "c".into(),
+                agent: agent.into(),
+                items,
+            },
+            reports: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn sheets_go_in_transactions_bounded_by_count_and_bytes() {
+        let small: Vec<_> = (0..150).map(|i| planned(&format!("a{i}"), 1, 8)).collect();
+        let sizes: Vec<usize> = in_transactions(small).iter().map(Vec::len).collect();
+        assert_eq!(
+            sizes,
+            vec![
+                SHEETS_PER_WRITE,
+                SHEETS_PER_WRITE,
+                150 - 2 * SHEETS_PER_WRITE
+            ]
+        );
+
+        // About 100 KB each, two over the bound: each goes alone, and so does a sheet over
+        // the bound rather than not at all.
+        let mut large: Vec<_> = (0..5)
+            .map(|i| planned(&format!("b{i}"), 1000, 52))
+            .collect();
+        large.push(planned("huge", 5000, 52));
+        large.push(planned("after", 1, 8));
+        let split = in_transactions(large);
+        let sizes: Vec<usize> = split.iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![1, 1, 1, 1, 1, 1, 1], "{sizes:?}");
+        for transaction in split.iter().filter(|t| t.len() > 1) {
+            let bytes: usize = transaction.iter().map(PlannedSheet::size).sum();
+            assert!(bytes <= BYTES_PER_WRITE, "{bytes}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_sheet_changed_since_it_was_read_is_merged_again_and_no_report_is_lost() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = EmbeddedStore::open(dir.path(), EmbeddedStoreOptions::default()).expect("open");
+        let owner = Owner {
+            kind: "Policy".into(),
+            name: "p".into(),
+            component: "policy-rust".into(),
+        };
+        let everyone = ItemTarget::Labels(BTreeMap::new());
+        for key in ["p/x", "p/y", "p/z"] {
+            publish(&store, &owner, key, json!(1), everyone.clone())
+                .await
+                .expect("publish");
+        }
+        let fresh = |agent: &str| Sheet {
+            owner_kind: "Policy".into(),
+            owner_name: "p".into(),
+            component: "policy-rust".into(),
+            agent: agent.into(),
+            items: BTreeMap::new(),
+        };
+        record(&store, vec![report("p/x", "n1", ReportState::Applied, 1)])
+            .await
+            .expect("record");
+        // Two sheets planned for one transaction; then n1's changes under them.
+        let mut plans = Vec::new();
+        for (agent, key) in [("n1", "p/y"), ("n2", "p/y")] {
+            let reports = vec![report(key, agent, ReportState::Applied, 1)];
+            let plan = plan_sheet(&store, fresh(agent), reports)
+                .await
+                .expect("plan");
+            plans.push(plan.expect("a change"));
+        }
+        record(&store, vec![report("p/z", "n1", ReportState::Failed, 1)])
+            .await
+            .expect("record");
+        let written = write_sheets(&store, plans).await.expect("write");
+        assert_eq!(written.len(), 2);
+        let sheets = sheets_of(&store, "Policy", "p").await.expect("sheets");
+        let states = |agent: &str| -> Vec<(String, ReportState)> {
+            (sheets[agent].items.iter())
+                .map(|(key, entry)| (key.clone(), entry.state))
+                .collect()
+        };
+        assert_eq!(
+            states("n1"),
+            vec![
+                ("p/x".to_owned(), ReportState::Applied),
+                ("p/y".to_owned(), ReportState::Applied),
+                ("p/z".to_owned(), ReportState::Failed),
+            ]
+        );
+        assert_eq!(states("n2"), vec![("p/y".to_owned(), ReportState::Applied)]);
     }
 
     #[tokio::test]

@@ -240,6 +240,13 @@ impl crate::store::Follower for Shared {
                     book.remove(&object.name);
                     Vec::new()
                 }
+                // What this server wrote comes back here too: old news, known without
+                // copying or decoding the sheet.
+                (EventType::Created | EventType::Updated, Some(object))
+                    if book.holds(&object.name, object.meta.revision) =>
+                {
+                    Vec::new()
+                }
                 (EventType::Created | EventType::Updated, Some(object)) => {
                     match decode(std::sync::Arc::unwrap_or_clone(object)) {
                         Some((name, revision, sheet)) => book.put(&name, revision, sheet),
@@ -261,14 +268,15 @@ fn decode(object: Object) -> Option<(String, Revision, Sheet)> {
 }
 
 impl Book {
+    /// Whether the book holds sheet `name` at `revision` or a later one.
+    fn holds(&self, name: &str, revision: Revision) -> bool {
+        (self.sheets.get(name)).is_some_and(|held| held.revision >= revision)
+    }
+
     /// Takes `sheet` written at `revision` unless the book holds it at that revision or a
     /// later one; answers the reports that changed.
     fn put(&mut self, name: &str, revision: Revision, sheet: Sheet) -> Vec<Offer> {
-        if self
-            .sheets
-            .get(name)
-            .is_some_and(|held| held.revision >= revision)
-        {
+        if self.holds(name, revision) {
             return Vec::new();
         }
         let owner = ObjectKey::new(&sheet.owner_kind, &sheet.owner_name);
