@@ -156,6 +156,27 @@ pub async fn measure(policy: &Path, items: usize, agents: usize) -> anyhow::Resu
     })
 }
 
+/// The distribution alone to many more receivers: `clients` feed clients against as many
+/// etcd watchers, each with the time to converge and the peak RSS of the server.
+#[derive(Debug, Clone, Copy)]
+pub struct Wide {
+    pub feeds_converged: Duration,
+    pub feeds_rss: u64,
+    pub etcd_converged: Duration,
+    pub etcd_rss: u64,
+}
+
+pub async fn wide(policy: &Path, items: usize, clients: usize) -> anyhow::Result<Wide> {
+    let (feeds_converged, feeds_rss) = feeds_fan_out(policy, items, clients).await?;
+    let (etcd_converged, etcd_rss) = etcd_fan_out(items, clients).await?;
+    Ok(Wide {
+        feeds_converged,
+        feeds_rss,
+        etcd_converged,
+        etcd_rss,
+    })
+}
+
 /// The same items to `agents` feed clients of a fresh server, each registered as an agent
 /// and following `/v1/nimbus/watch` on its own connection, counting what it receives.
 async fn feeds_fan_out(

@@ -34,6 +34,10 @@ pub struct Sizes {
     /// Agent processes (and etcd watchers) in fan-out.
     #[arg(long, default_value_t = 100)]
     pub fan_out_agents: usize,
+    /// Feed clients (and etcd watchers) in fan-out's wide run: the distribution alone (0:
+    /// no wide run).
+    #[arg(long, default_value_t = 1000)]
+    pub fan_out_clients: usize,
     /// Scales the store writes (1.0: up to 8000 per round).
     #[arg(long, default_value_t = 1.0)]
     pub store_scale: f64,
@@ -582,6 +586,34 @@ async fn fan_out_rows(components: &Path, sizes: &Sizes) -> anyhow::Result<Rows> 
             ("-", None),
             (Target::None, "reported"),
             "first write → GET /v1/agents shows every item applied on every agent; etcd has no status path",
+        ));
+    }
+    let clients = sizes.fan_out_clients;
+    if clients > 0 {
+        let w = crate::fan_out::wide(&policy, items, clients).await?;
+        let wide = format!("{items} items × {clients} feed clients");
+        rows.push(Scenario::measured(
+            "fan-out",
+            &format!("{wide}: s to converge (etcd / ours, higher is better)"),
+            w.etcd_converged.as_secs_f64() / w.feeds_converged.as_secs_f64(),
+            ("-", None),
+            (Target::None, "reported"),
+            &format!(
+                "ours {:.2} s: first write → {clients} clients of `/v1/nimbus/watch` in the bench process saw every item, as in the row of {agents}; etcd {:.2} s: {clients} etcd-client watchers, own connections",
+                w.feeds_converged.as_secs_f64(),
+                w.etcd_converged.as_secs_f64()
+            ),
+        ));
+        rows.push(Scenario::measured(
+            "fan-out",
+            &format!("{wide}: server peak RSS (MB)"),
+            w.feeds_rss as f64 / 1e6,
+            (
+                "etcd 3.4 peak RSS, same watchers",
+                Some(w.etcd_rss as f64 / 1e6),
+            ),
+            (Target::None, "reported"),
+            "VmRSS sampled during the run",
         ));
     }
     Ok((rows, Vec::new()))

@@ -61,33 +61,46 @@ pub(crate) struct Change {
     pub(crate) key: String,
     /// The item after the change; `None` when it was deleted.
     pub(crate) now: Option<Arc<Entry>>,
+    /// Whom the item was meant for before the change; `None` if it did not exist. An agent
+    /// it was meant for, and is no longer, gets the delete: so a feed needs no memory of
+    /// what it sent.
+    pub(crate) before: Option<ItemTarget>,
     /// The feed line that deletes the key at this revision (also sent to an agent the item
     /// stopped being meant for).
     pub(crate) delete_line: Bytes,
 }
 
 impl Change {
-    pub(crate) fn put(revision: Revision, entry: Arc<Entry>) -> Self {
+    pub(crate) fn put(revision: Revision, entry: Arc<Entry>, before: Option<ItemTarget>) -> Self {
         Change {
             revision,
             key: entry.key.clone(),
             delete_line: delete_line(&entry.key, revision),
             now: Some(entry),
+            before,
         }
     }
 
-    pub(crate) fn delete(revision: Revision, key: String) -> Self {
+    pub(crate) fn delete(revision: Revision, key: String, before: ItemTarget) -> Self {
         Change {
             revision,
             delete_line: delete_line(&key, revision),
             key,
             now: None,
+            before: Some(before),
         }
     }
 
     /// Bytes the log holds for it (the value is shared with the index while current).
     pub(crate) fn size(&self) -> usize {
-        self.delete_line.len() + self.now.as_ref().map_or(0, |e| e.put_line.len()) + 64
+        let target = |t: &ItemTarget| match t {
+            ItemTarget::Agents(ids) => ids.iter().map(|id| id.len() + 24).sum(),
+            ItemTarget::Labels(labels) => labels.iter().map(|(k, v)| k.len() + v.len() + 48).sum(),
+        };
+        self.delete_line.len()
+            + self.now.as_ref().map_or(0, |e| e.put_line.len())
+            + self.before.as_ref().map_or(0, target)
+            + 64
     }
 }
 

@@ -113,7 +113,7 @@ mod tests {
             1,
             revision,
         );
-        Arc::new(Change::put(revision, Arc::new(entry)))
+        Arc::new(Change::put(revision, Arc::new(entry), None))
     }
 
     fn revisions(read: Read) -> (Vec<Revision>, Revision) {

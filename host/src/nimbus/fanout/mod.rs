@@ -190,12 +190,13 @@ impl State {
             (_, Some(object)) => object,
         };
         if event.event_type == EventType::Deleted {
-            match object.spec.get("key").and_then(Value::as_str) {
-                Some(key) if self.index.remove(key).is_some() => {
-                    self.log
-                        .push(Arc::new(Change::delete(revision, key.to_owned())));
+            let key = object.spec.get("key").and_then(Value::as_str);
+            match key.and_then(|key| self.index.remove(key)) {
+                Some(gone) => {
+                    let change = Change::delete(revision, gone.key.clone(), gone.target.clone());
+                    self.log.push(Arc::new(change));
                 }
-                _ => self.log.advance(revision),
+                None => self.log.advance(revision),
             }
             return;
         }
@@ -213,8 +214,10 @@ impl State {
             return;
         }
         let entry = Arc::new(entry);
-        self.index.insert(entry.key.clone(), entry.clone());
-        self.log.push(Arc::new(Change::put(revision, entry)));
+        let before = self.index.insert(entry.key.clone(), entry.clone());
+        let before = before.map(|before| before.target.clone());
+        self.log
+            .push(Arc::new(Change::put(revision, entry, before)));
     }
 }
 

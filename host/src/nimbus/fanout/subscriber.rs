@@ -23,7 +23,8 @@ struct Feed {
     recipient: Recipient,
     /// The revision read up to.
     cursor: Revision,
-    /// What the agent holds: key → version.
+    /// What the agent said it held when it connected (key → version), for the keys that
+    /// have not changed since: it only shrinks, so a feed holds nothing per item it sends.
     known: HashMap<String, u64>,
     position: watch::Receiver<Option<Revision>>,
     pending: VecDeque<Bytes>,
@@ -86,7 +87,7 @@ impl Feed {
                 }
                 Read::Changes(changes, upto) => {
                     for change in &changes {
-                        if let Some(line) = self.translate(change) {
+                        if let Some(line) = translate(&self.recipient, &mut self.known, change) {
                             self.pending.push_back(line);
                         }
                     }
@@ -100,22 +101,101 @@ impl Feed {
             }
         }
     }
+}
 
-    /// The line `change` means for this agent, if any.
-    fn translate(&mut self, change: &Change) -> Option<Bytes> {
-        match &change.now {
-            Some(entry) if self.recipient.wants(&entry.target) => {
-                if self.known.get(&entry.key) == Some(&entry.version) {
-                    // The agent holds this version already (it said so when it connected).
-                    return None;
-                }
-                self.known.insert(entry.key.clone(), entry.version);
-                Some(entry.put_line.clone())
-            }
-            _ => self
-                .known
-                .remove(&change.key)
-                .map(|_| change.delete_line.clone()),
+/// The line `change` means for `recipient`, if any: a put if the item is meant for it now,
+/// a delete if it was before (or the agent held it when it connected, as `known` says).
+fn translate(
+    recipient: &Recipient,
+    known: &mut HashMap<String, u64>,
+    change: &Change,
+) -> Option<Bytes> {
+    // What the agent said it held is news only until the key's first change.
+    let held = known.remove(&change.key);
+    match &change.now {
+        Some(entry) if recipient.wants(&entry.target) => {
+            // Not if the agent holds this version already.
+            (held != Some(entry.version)).then(|| entry.put_line.clone())
         }
+        _ => {
+            let before = change.before.as_ref();
+            let had = held.is_some() || before.is_some_and(|t| recipient.wants(t));
+            had.then(|| change.delete_line.clone())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nimbus::ItemTarget;
+    use crate::nimbus::fanout::entry::Entry;
+    use std::collections::BTreeMap;
+
+    fn role(value: &str) -> ItemTarget {
+        ItemTarget::Labels(BTreeMap::from([("role".into(), value.into())]))
+    }
+
+    fn entry(key: &str, target: ItemTarget, version: u64) -> Arc<Entry> {
+        Arc::new(Entry::new(
+            key.into(),
+            serde_json::json!(1),
+            target,
+            version,
+            1,
+        ))
+    }
+
+    /// What `changes` send to a `web` agent that held `known` when it connected.
+    fn sent(known: &[(&str, u64)], changes: &[Change]) -> (Vec<String>, usize) {
+        let web = Recipient {
+            id: "a1".into(),
+            labels: BTreeMap::from([("role".into(), "web".into())]),
+        };
+        let mut known = known.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
+        let lines = changes
+            .iter()
+            .filter_map(|change| translate(&web, &mut known, change))
+            .map(|line| {
+                let event: FeedEvent = serde_json::from_slice(&line).expect("a feed line");
+                match event {
+                    FeedEvent::Put { item, .. } => format!("put {} v{}", item.key, item.version),
+                    FeedEvent::Delete { key, .. } => format!("delete {key}"),
+                    FeedEvent::Bookmark { .. } => "bookmark".into(),
+                }
+            })
+            .collect();
+        (lines, known.len())
+    }
+
+    #[test]
+    fn a_feed_sends_puts_and_deletes_by_the_targets_before_and_after_and_keeps_nothing_per_item() {
+        let changes = [
+            Change::put(2, entry("k/1", role("web"), 1), None),
+            Change::put(3, entry("k/db", role("db"), 1), None),
+            // Meant for web no longer: a delete; for db no longer: nothing for web.
+            Change::put(4, entry("k/1", role("db"), 2), Some(role("web"))),
+            Change::put(5, entry("k/db", role("web"), 2), Some(role("db"))),
+            Change::delete(6, "k/db".into(), role("web")),
+            Change::delete(7, "k/never".into(), role("db")),
+        ];
+        let (lines, known) = sent(&[], &changes);
+        assert_eq!(
+            lines,
+            vec!["put k/1 v1", "delete k/1", "put k/db v2", "delete k/db"]
+        );
+        assert_eq!(known, 0);
+
+        // An agent that said it held k/1 at v1 gets no put of it, and a delete of k/old
+        // (which it held, though the item is no longer meant for it); what it said is
+        // forgotten once each key changed.
+        let changes = [
+            Change::put(2, entry("k/1", role("web"), 1), None),
+            Change::put(3, entry("k/old", role("db"), 4), Some(role("db"))),
+            Change::put(4, entry("k/1", role("web"), 2), Some(role("web"))),
+        ];
+        let (lines, known) = sent(&[("k/1", 1), ("k/old", 3), ("k/still", 1)], &changes);
+        assert_eq!(lines, vec!["delete k/old", "put k/1 v2"]);
+        assert_eq!(known, 1, "k/still has not changed");
     }
 }
