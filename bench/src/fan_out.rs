@@ -29,8 +29,16 @@ pub struct FanOut {
     pub reported: Option<Duration>,
     /// Peak RSS of the server during the run, bytes.
     pub server_rss: u64,
-    /// First write → `agents` feed clients in this process (like the etcd watchers) saw
-    /// every item: the distribution alone, without the agents' work.
+    /// The same items to as many feed clients, and to as many etcd watchers.
+    pub distribution: Distribution,
+}
+
+/// The distribution alone: `clients` feed clients in this process (like the etcd watchers)
+/// against as many etcd watchers, each with the time to converge and the peak RSS of the
+/// server.
+#[derive(Debug, Clone, Copy)]
+pub struct Distribution {
+    /// First write → every feed client saw every item, without the agents' work.
     pub feeds_converged: Duration,
     /// Peak RSS of the server during the feed-clients run, bytes.
     pub feeds_rss: u64,
@@ -143,33 +151,23 @@ pub async fn measure(policy: &Path, items: usize, agents: usize) -> anyhow::Resu
     let server_rss = peak.load(Ordering::Relaxed);
     drop(server);
 
-    let (feeds_converged, feeds_rss) = feeds_fan_out(policy, items, agents).await?;
-    let (etcd_converged, etcd_rss) = etcd_fan_out(items, agents).await?;
     Ok(FanOut {
         converged,
         reported,
         server_rss,
-        feeds_converged,
-        feeds_rss,
-        etcd_converged,
-        etcd_rss,
+        distribution: distribution(policy, items, agents).await?,
     })
 }
 
-/// The distribution alone to many more receivers: `clients` feed clients against as many
-/// etcd watchers, each with the time to converge and the peak RSS of the server.
-#[derive(Debug, Clone, Copy)]
-pub struct Wide {
-    pub feeds_converged: Duration,
-    pub feeds_rss: u64,
-    pub etcd_converged: Duration,
-    pub etcd_rss: u64,
-}
-
-pub async fn wide(policy: &Path, items: usize, clients: usize) -> anyhow::Result<Wide> {
+/// `items` to `clients` feed clients of a fresh server, and to as many etcd watchers.
+pub async fn distribution(
+    policy: &Path,
+    items: usize,
+    clients: usize,
+) -> anyhow::Result<Distribution> {
     let (feeds_converged, feeds_rss) = feeds_fan_out(policy, items, clients).await?;
     let (etcd_converged, etcd_rss) = etcd_fan_out(items, clients).await?;
-    Ok(Wide {
+    Ok(Distribution {
         feeds_converged,
         feeds_rss,
         etcd_converged,

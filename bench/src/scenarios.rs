@@ -545,13 +545,13 @@ async fn fan_out_rows(components: &Path, sizes: &Sizes) -> anyhow::Result<Rows> 
         Scenario::measured(
             "fan-out",
             &format!("{work}: s to converge (etcd / ours, higher is better)"),
-            f.etcd_converged.as_secs_f64() / f.converged.as_secs_f64(),
+            f.distribution.etcd_converged.as_secs_f64() / f.converged.as_secs_f64(),
             ("-", None),
             (Target::ValueAtLeast(1.0), "faster than etcd (≥ 1)"),
             &format!(
                 "ours {:.2} s: first write → every `reactor-host agent` process holds every item (durable agent state); etcd {:.2} s: first put → {agents} etcd-client watchers (own connections) saw every key. Items published by the Policy reactor (100 Policies applied at once, one item per rule), etcd 128 puts per txn",
                 f.converged.as_secs_f64(),
-                f.etcd_converged.as_secs_f64()
+                f.distribution.etcd_converged.as_secs_f64()
             ),
         ),
         Scenario::measured(
@@ -559,21 +559,25 @@ async fn fan_out_rows(components: &Path, sizes: &Sizes) -> anyhow::Result<Rows> 
             &format!(
                 "{items} items × {agents} feed clients: s to converge (etcd / ours, higher is better)"
             ),
-            f.etcd_converged.as_secs_f64() / f.feeds_converged.as_secs_f64(),
+            f.distribution.etcd_converged.as_secs_f64()
+                / f.distribution.feeds_converged.as_secs_f64(),
             ("-", None),
             (Target::ValueAtLeast(1.0), "faster than etcd (≥ 1)"),
             &format!(
                 "ours {:.2} s: first write → {agents} clients of `/v1/nimbus/watch` in the bench process (registered agents, own connections) saw every item, as the etcd watchers do: the distribution without the agents' work; etcd {:.2} s as above; server peak RSS {:.0} MB",
-                f.feeds_converged.as_secs_f64(),
-                f.etcd_converged.as_secs_f64(),
-                f.feeds_rss as f64 / 1e6
+                f.distribution.feeds_converged.as_secs_f64(),
+                f.distribution.etcd_converged.as_secs_f64(),
+                f.distribution.feeds_rss as f64 / 1e6
             ),
         ),
         Scenario::measured(
             "fan-out",
             &format!("{work}: server peak RSS (MB)"),
             f.server_rss as f64 / 1e6,
-            ("etcd 3.4 peak RSS", Some(f.etcd_rss as f64 / 1e6)),
+            (
+                "etcd 3.4 peak RSS",
+                Some(f.distribution.etcd_rss as f64 / 1e6),
+            ),
             (Target::None, "reported"),
             "VmRSS sampled during the run",
         ),
@@ -590,7 +594,7 @@ async fn fan_out_rows(components: &Path, sizes: &Sizes) -> anyhow::Result<Rows> 
     }
     let clients = sizes.fan_out_clients;
     if clients > 0 {
-        let w = crate::fan_out::wide(&policy, items, clients).await?;
+        let w = crate::fan_out::distribution(&policy, items, clients).await?;
         let wide = format!("{items} items × {clients} feed clients");
         rows.push(Scenario::measured(
             "fan-out",
