@@ -71,13 +71,10 @@ async fn write_reports(
                 merged.insert((report.key.clone(), report.agent.clone()), report.clone());
             }
         }
-        let result = record(store.as_ref(), merged.into_values().collect()).await;
-        let recorded = result.map(|recorded| {
-            for (name, revision, sheet) in recorded.sheets {
-                book.absorb(&name, revision, sheet);
-            }
-            recorded.keys
-        });
+        // Each transaction's sheets reach the book as soon as they are durable, mostly
+        // before the store's watch brings them back (which then costs the book nothing).
+        let absorb = |name: String, revision, sheet| book.absorb(&name, revision, sheet);
+        let recorded = record(store.as_ref(), merged.into_values().collect(), &absorb).await;
         for (reports, done) in batch {
             let answer = recorded
                 .as_ref()

@@ -146,19 +146,16 @@ fn by_agent(objects: &[Object]) -> BTreeMap<String, Sheet> {
         .collect()
 }
 
-/// What one round of [`record`] wrote.
-#[derive(Debug, Default)]
-pub struct Recorded {
-    /// The keys of the reports recorded.
-    pub keys: BTreeSet<String>,
-    /// Each sheet that changed: its store name, the revision written, and the sheet.
-    pub sheets: Vec<(String, Revision, Sheet)>,
-}
-
 /// Records reports durably: one write per owner and agent, many of them committed together.
 /// Reports on items that are gone are dropped (the item was withdrawn meanwhile); `removed`
-/// drops the entry.
-pub async fn record(store: &dyn Store, reports: Vec<AgentReport>) -> Result<Recorded, NimbusError> {
+/// drops the entry. Each sheet that changed goes to `written` (its store name, the revision
+/// written, the sheet) as soon as its transaction is durable; answers the keys of the reports
+/// recorded.
+pub async fn record(
+    store: &dyn Store,
+    reports: Vec<AgentReport>,
+    written: &(dyn Fn(String, Revision, Sheet) + Sync),
+) -> Result<BTreeSet<String>, NimbusError> {
     let keys: BTreeSet<String> = reports.iter().map(|r| r.key.clone()).collect();
     let owners = owners_of(store, keys).await?;
     let mut sheets: BTreeMap<(String, String, String), (String, Vec<AgentReport>)> =
@@ -177,10 +174,9 @@ pub async fn record(store: &dyn Store, reports: Vec<AgentReport>) -> Result<Reco
             .1
             .push(report);
     }
-    let mut recorded = Recorded::default();
-    for (_, reports) in sheets.values() {
-        recorded.keys.extend(reports.iter().map(|r| r.key.clone()));
-    }
+    let recorded: BTreeSet<String> = (sheets.values())
+        .flat_map(|(_, reports)| reports.iter().map(|r| r.key.clone()))
+        .collect();
     let plans = sheets
         .into_iter()
         .map(|((kind, name, agent), (component, reports))| {
@@ -204,8 +200,10 @@ pub async fn record(store: &dyn Store, reports: Vec<AgentReport>) -> Result<Reco
         .into_iter()
         .map(|t| write_sheets(store, t));
     let mut writes = futures::stream::iter(writes).buffer_unordered(WRITES_AT_ONCE);
-    while let Some(written) = writes.next().await {
-        recorded.sheets.extend(written?);
+    while let Some(sheets) = writes.next().await {
+        for (name, revision, sheet) in sheets? {
+            written(name, revision, sheet);
+        }
     }
     Ok(recorded)
 }
@@ -431,6 +429,9 @@ mod tests {
         AgentReport::new(key, agent, state, revision)
     }
 
+    /// Where `record` hands the sheets it wrote, when a test does not look.
+    fn ignore(_: String, _: Revision, _: Sheet) {}
+
     fn planned(agent: &str, entries: usize, key_len: usize) -> PlannedSheet {
         let items = (0..entries)
             .map(|i| {
@@ -508,9 +509,13 @@ mod tests {
             agent: agent.into(),
             items: BTreeMap::new(),
         };
-        record(&store, vec![report("p/x", "n1", ReportState::Applied, 1)])
-            .await
-            .expect("record");
+        record(
+            &store,
+            vec![report("p/x", "n1", ReportState::Applied, 1)],
+            &ignore,
+        )
+        .await
+        .expect("record");
         // Two sheets planned for one transaction; then n1's changes under them.
         let mut plans = Vec::new();
         for (agent, key) in [("n1", "p/y"), ("n2", "p/y")] {
@@ -520,9 +525,13 @@ mod tests {
                 .expect("plan");
             plans.push(plan.expect("a change"));
         }
-        record(&store, vec![report("p/z", "n1", ReportState::Failed, 1)])
-            .await
-            .expect("record");
+        record(
+            &store,
+            vec![report("p/z", "n1", ReportState::Failed, 1)],
+            &ignore,
+        )
+        .await
+        .expect("record");
         let written = write_sheets(&store, plans).await.expect("write");
         assert_eq!(written.len(), 2);
         let sheets = sheets_of(&store, "Policy", "p").await.expect("sheets");
@@ -557,6 +566,7 @@ mod tests {
                 .await
                 .expect("publish");
         }
+        let written = parking_lot::Mutex::new(Vec::new());
         let recorded = record(
             &store,
             vec![
@@ -566,10 +576,12 @@ mod tests {
                 report("p/a/x", "n2", ReportState::Applied, 1),
                 report("gone", "n1", ReportState::Applied, 1),
             ],
+            &|name, _, _| written.lock().push(name),
         )
         .await
         .expect("record");
-        assert_eq!(recorded.keys.len(), 3, "{recorded:?}");
+        assert_eq!(recorded.len(), 3, "{recorded:?}");
+        assert_eq!(written.lock().len(), 3, "sheets n1 and n2 of a, n1 of b");
         let sheets = sheets_of(&store, "Policy", "a").await.expect("sheets");
         assert_eq!(sheets.keys().collect::<Vec<_>>(), vec!["n1", "n2"]);
         assert_eq!(sheets["n1"].items.len(), 2);
@@ -578,9 +590,13 @@ mod tests {
             sheets["n1"].report("p/a/y").map(|r| r.state),
             Some(ReportState::Failed)
         );
-        record(&store, vec![report("p/a/y", "n1", ReportState::Removed, 1)])
-            .await
-            .expect("record");
+        record(
+            &store,
+            vec![report("p/a/y", "n1", ReportState::Removed, 1)],
+            &ignore,
+        )
+        .await
+        .expect("record");
         let sheets = sheets_of(&store, "Policy", "a").await.expect("sheets");
         assert_eq!(sheets["n1"].items.keys().collect::<Vec<_>>(), vec!["p/a/x"]);
         crate::nimbus::unpublish_all(&store, "Policy", "a")
