@@ -7,7 +7,7 @@ use super::kinds::{ITEM_KIND, REPORT_KIND};
 use super::{Item, NimbusError};
 use crate::object::{ApplyRequest, Object, Revision, from_map};
 use crate::store::{Store, StoreError, retry_on_conflict};
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -189,17 +189,14 @@ pub async fn record(
             };
             async move { plan_sheet(store, fresh, reports).await }
         });
-    let mut planned = Vec::new();
-    let mut plans = futures::stream::iter(plans).buffer_unordered(READS_AT_ONCE);
-    while let Some(plan) = plans.next().await {
-        planned.extend(plan?);
-    }
+    let planned = futures::stream::iter(plans).buffer_unordered(READS_AT_ONCE);
     // Each transaction waits for the store's flush: many sheets share one, and a few
-    // transactions at once share the next.
+    // transactions at once share the next. The streams are lazy, so a round holds at most
+    // those transactions and the sheets being read, however many sheets it touches.
     let writes = in_transactions(planned)
-        .into_iter()
-        .map(|t| write_sheets(store, t));
-    let mut writes = futures::stream::iter(writes).buffer_unordered(WRITES_AT_ONCE);
+        .map(|transaction| async move { write_sheets(store, transaction?).await })
+        .buffer_unordered(WRITES_AT_ONCE);
+    let mut writes = std::pin::pin!(writes);
     while let Some(sheets) = writes.next().await {
         for (name, revision, sheet) in sheets? {
             written(name, revision, sheet);
@@ -210,6 +207,7 @@ pub async fn record(
 
 /// One sheet with an agent's new reports merged in, to be written over the revision it was
 /// read at (`None`: a new sheet).
+#[derive(Debug)]
 struct PlannedSheet {
     name: String,
     expected: Option<Revision>,
@@ -256,25 +254,36 @@ impl PlannedSheet {
     }
 }
 
-/// `planned` split into transactions of at most [`SHEETS_PER_WRITE`] sheets and about
-/// [`BYTES_PER_WRITE`] bytes (a sheet larger than that goes alone).
-fn in_transactions(planned: Vec<PlannedSheet>) -> Vec<Vec<PlannedSheet>> {
-    let mut transactions: Vec<Vec<PlannedSheet>> = Vec::new();
-    let mut bytes = 0;
-    for sheet in planned {
-        let size = sheet.size();
-        match transactions.last_mut() {
-            Some(last) if last.len() < SHEETS_PER_WRITE && bytes + size <= BYTES_PER_WRITE => {
-                bytes += size;
-                last.push(sheet);
-            }
-            _ => {
-                bytes = size;
-                transactions.push(vec![sheet]);
-            }
+/// The sheets of `planned` (`None`: a sheet that did not change) gathered into transactions
+/// of at most [`SHEETS_PER_WRITE`] sheets and about [`BYTES_PER_WRITE`] bytes (a sheet larger
+/// than that goes alone), each as soon as it is full. An error ends the stream.
+fn in_transactions(
+    planned: impl Stream<Item = Result<Option<PlannedSheet>, StoreError>> + Unpin,
+) -> impl Stream<Item = Result<Vec<PlannedSheet>, StoreError>> {
+    let start = (planned, None::<PlannedSheet>, false);
+    futures::stream::unfold(start, |(mut planned, carried, ended)| async move {
+        if ended {
+            return None;
         }
-    }
-    transactions
+        let mut bytes = carried.as_ref().map_or(0, PlannedSheet::size);
+        let mut transaction: Vec<PlannedSheet> = carried.into_iter().collect();
+        loop {
+            let sheet = match planned.next().await {
+                None if transaction.is_empty() => return None,
+                None => return Some((Ok(transaction), (planned, None, true))),
+                Some(Err(e)) => return Some((Err(e), (planned, None, true))),
+                Some(Ok(None)) => continue,
+                Some(Ok(Some(sheet))) => sheet,
+            };
+            let size = sheet.size();
+            let full = transaction.len() >= SHEETS_PER_WRITE || bytes + size > BYTES_PER_WRITE;
+            if full && !transaction.is_empty() {
+                return Some((Ok(transaction), (planned, Some(sheet), false)));
+            }
+            bytes += size;
+            transaction.push(sheet);
+        }
+    })
 }
 
 /// Writes `sheets` in one transaction, each over the revision it was read at; if one of
@@ -458,10 +467,21 @@ mod tests {
         }
     }
 
+    /// The transactions `sheets` go in, by their sheets.
+    fn split(sheets: Vec<PlannedSheet>) -> Vec<Vec<PlannedSheet>> {
+        let planned = futures::stream::iter(sheets.into_iter().map(|s| Ok(Some(s))));
+        let transactions = in_transactions(planned).collect::<Vec<_>>();
+        let transactions = futures::executor::block_on(transactions);
+        transactions
+            .into_iter()
+            .map(|t| t.expect("no error"))
+            .collect()
+    }
+
     #[test]
     fn sheets_go_in_transactions_bounded_by_count_and_bytes() {
         let small: Vec<_> = (0..150).map(|i| planned(&format!("a{i}"), 1, 8)).collect();
-        let sizes: Vec<usize> = in_transactions(small).iter().map(Vec::len).collect();
+        let sizes: Vec<usize> = split(small).iter().map(Vec::len).collect();
         assert_eq!(
             sizes,
             vec![
@@ -478,13 +498,26 @@ mod tests {
             .collect();
         large.push(planned("huge", 5000, 52));
         large.push(planned("after", 1, 8));
-        let split = in_transactions(large);
-        let sizes: Vec<usize> = split.iter().map(Vec::len).collect();
+        let transactions = split(large);
+        let sizes: Vec<usize> = transactions.iter().map(Vec::len).collect();
         assert_eq!(sizes, vec![1, 1, 1, 1, 1, 1, 1], "{sizes:?}");
-        for transaction in split.iter().filter(|t| t.len() > 1) {
+        for transaction in transactions.iter().filter(|t| t.len() > 1) {
             let bytes: usize = transaction.iter().map(PlannedSheet::size).sum();
             assert!(bytes <= BYTES_PER_WRITE, "{bytes}");
         }
+
+        // A sheet that did not change is left out; a failed read ends the round.
+        let planned = futures::stream::iter(vec![
+            Ok(Some(planned("x", 1, 8))),
+            Ok(None),
+            Err(StoreError::Closed),
+            Ok(Some(planned("y", 1, 8))),
+        ]);
+        let got = futures::executor::block_on(in_transactions(planned).collect::<Vec<_>>());
+        assert!(
+            matches!(got.as_slice(), [Err(StoreError::Closed)]),
+            "{got:?}"
+        );
     }
 
     #[tokio::test]
