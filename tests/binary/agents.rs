@@ -245,3 +245,21 @@ fn agents_without_the_token_get_nothing() {
         "a refused agent is not registered"
     );
 }
+
+#[test]
+fn a_policy_of_many_rules_reaches_an_agent_whole() {
+    // Its items are written in one transaction (on etcd: one revision for all of them); a
+    // feed that saw part of the revision before the rest arrived would miss the rest.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = policy_host(tmp.path(), &[]);
+    let edge = Agent::start(&host, tmp.path(), "edge-1", &["role=edge"]);
+    let rules: Vec<String> = (0..60).map(|i| format!("r{i}")).collect();
+    let rules: Vec<&str> = rules.iter().map(String::as_str).collect();
+    for name in ["p", "q", "s"] {
+        apply(&host, &policy(name, "edge", &rules));
+    }
+    let mut want = keys("p", &rules);
+    want.extend(keys("q", &rules));
+    want.extend(keys("s", &rules));
+    converges(&edge, &want);
+}

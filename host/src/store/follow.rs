@@ -4,7 +4,7 @@
 
 use super::{Listing, Store, StoreError, WatchEvent};
 use crate::object::Selector;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -14,6 +14,16 @@ pub trait Follower: Send + Sync + 'static {
     fn listed(&self, listing: Listing);
     /// One change after the listing, in store order.
     fn changed(&self, event: WatchEvent);
+
+    /// Changes that arrived together, in store order: at least all the changes of one
+    /// store revision (an etcd transaction gives all its writes one revision). A view that
+    /// readers see between changes takes them in one step, so no reader sees part of a
+    /// revision.
+    fn changed_together(&self, events: Vec<WatchEvent>) {
+        for event in events {
+            self.changed(event);
+        }
+    }
 }
 
 /// Keeps `follower` in step with `kind` of `store` until the follower is dropped; `what`
@@ -59,9 +69,23 @@ async fn list_and_watch<F: Follower>(
         let Some(follower) = follower.upgrade() else {
             return Ok(Ended::Dropped);
         };
-        match event {
-            Ok(event) => follower.changed(event),
-            Err(e) => return Ok(Ended::Watch(e)),
+        // With every event that is ready too: a store sends one revision's events at once.
+        let mut together = Vec::new();
+        let mut ended = None;
+        let mut next = Some(event);
+        while let Some(event) = next.take() {
+            match event {
+                Ok(event) => together.push(event),
+                Err(e) => {
+                    ended = Some(e);
+                    break;
+                }
+            }
+            next = events.next().now_or_never().flatten();
+        }
+        follower.changed_together(together);
+        if let Some(e) = ended {
+            return Ok(Ended::Watch(e));
         }
     }
     Ok(Ended::Watch(StoreError::Backend("the watch closed".into())))

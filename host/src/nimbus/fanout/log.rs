@@ -89,10 +89,22 @@ impl Log {
             return Read::Nothing;
         }
         let start = self.changes.partition_point(|c| c.revision <= from);
-        let changes: Vec<Arc<Change>> =
-            self.changes.iter().skip(start).take(max).cloned().collect();
+        let mut end = (start + max).min(self.changes.len());
+        // Never part of a revision (an etcd transaction gives all its writes one): the
+        // reader goes on from the revision it read up to.
+        if let Some(last) = end.checked_sub(1).filter(|last| *last >= start) {
+            let revision = self.changes[last].revision;
+            while self
+                .changes
+                .get(end)
+                .is_some_and(|c| c.revision == revision)
+            {
+                end += 1;
+            }
+        }
+        let changes: Vec<Arc<Change>> = self.changes.range(start..end).cloned().collect();
         let upto = match changes.last() {
-            Some(last) if changes.len() == max => last.revision,
+            Some(last) if end < self.changes.len() => last.revision,
             _ => self.position,
         };
         Read::Changes(changes, upto)
@@ -121,6 +133,18 @@ mod tests {
             Read::Changes(changes, upto) => (changes.iter().map(|c| c.revision).collect(), upto),
             other => panic!("expected changes, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_read_never_ends_inside_a_revision() {
+        let mut log = Log::new(10, 100, 1 << 20);
+        for _ in 0..3 {
+            log.push(change(12, 1));
+        }
+        log.push(change(15, 1));
+        assert_eq!(revisions(log.read(10, 2)), (vec![12, 12, 12], 12));
+        assert_eq!(revisions(log.read(12, 2)), (vec![15], 15));
+        assert_eq!(revisions(log.read(10, 4)), (vec![12, 12, 12, 15], 15));
     }
 
     #[test]

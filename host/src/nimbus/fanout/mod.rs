@@ -169,9 +169,17 @@ impl crate::store::Follower for Shared {
     }
 
     fn changed(&self, event: WatchEvent) {
+        self.changed_together(vec![event]);
+    }
+
+    fn changed_together(&self, events: Vec<WatchEvent>) {
+        // One step: a feed reading between two changes of one revision would take the
+        // revision as read and miss the rest of it.
         let position = {
             let mut state = self.state.write();
-            state.apply(event);
+            for event in events {
+                state.apply(event);
+            }
             state.log.position()
         };
         self.position.send_replace(Some(position));
