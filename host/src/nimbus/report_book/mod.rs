@@ -5,14 +5,18 @@
 //! sink (the engine, which hands it to the publishing reactor's `on-agent-status`).
 
 use super::kinds::REPORT_KIND;
-use super::reports::{AgentReport, ReportState, Sheet, SheetEntry};
+use super::reports::{AgentReport, Sheet};
 use crate::object::{Object, ObjectKey, Revision};
 use crate::store::{EventType, Listing, Store, WatchEvent};
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap};
-use std::ops::Bound;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Weak};
 use tokio::sync::watch;
+
+mod owned;
+
+pub use owned::Mark;
+use owned::Owned;
 
 /// Where changed reports go: the component that published the item, and the item's owner.
 pub trait ReportSink: Send + Sync + 'static {
@@ -43,7 +47,7 @@ struct Shared {
 struct Book {
     /// Each sheet by its store name: the revision it was last written at, and whose it is.
     sheets: HashMap<String, Held>,
-    /// The reports by owner, then agent, then item key.
+    /// The reports by owner, then agent, then item.
     owners: HashMap<ObjectKey, Owned>,
     /// The revision the store's watch has reached: a sheet handed over directly at or
     /// below it is old news (the watch delivered it, or something later).
@@ -54,12 +58,6 @@ struct Held {
     revision: Revision,
     owner: ObjectKey,
     agent: String,
-}
-
-#[derive(Default)]
-struct Owned {
-    component: String,
-    agents: BTreeMap<String, BTreeMap<String, SheetEntry>>,
 }
 
 /// A report to offer: the publishing component, the item's owner and the report.
@@ -90,7 +88,7 @@ impl ReportBook {
             let book = self.shared.book.lock();
             let mut offers = Vec::new();
             for (owner, owned) in &book.owners {
-                offers.extend(owned.offers(owner));
+                offers.extend(owned.reports().map(|r| offer(owned, owner, r)));
             }
             offers
         };
@@ -124,17 +122,16 @@ impl ReportBook {
             return BTreeMap::new();
         };
         owned
-            .agents
-            .iter()
-            .map(|(agent, items)| {
+            .agents()
+            .map(|agent| {
                 let sheet = Sheet {
                     owner_kind: owner.kind().to_owned(),
                     owner_name: owner.name().to_owned(),
                     component: owned.component.clone(),
-                    agent: agent.clone(),
-                    items: items.clone(),
+                    agent: agent.to_owned(),
+                    items: owned.sheet(agent).unwrap_or_default(),
                 };
-                (agent.clone(), sheet)
+                (agent.to_owned(), sheet)
             })
             .collect()
     }
@@ -143,8 +140,7 @@ impl ReportBook {
     pub fn reports_of(&self, owner: &ObjectKey) -> Option<(String, Vec<AgentReport>)> {
         let book = self.shared.book.lock();
         let owned = book.owners.get(owner)?;
-        let reports = owned.offers(owner).map(|(_, _, r)| r).collect();
-        Some((owned.component.clone(), reports))
+        Some((owned.component.clone(), owned.reports().collect()))
     }
 
     /// The reports on `owner`'s items whose key starts with `prefix`: every agent's, or
@@ -156,39 +152,15 @@ impl ReportBook {
         prefix: &str,
     ) -> Vec<AgentReport> {
         let book = self.shared.book.lock();
-        let Some(owned) = book.owners.get(owner) else {
-            return Vec::new();
-        };
-        let mut reports = Vec::new();
-        let mut take = |name: &str, items: &BTreeMap<String, SheetEntry>| {
-            let under = items
-                .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
-                .take_while(|(key, _)| key.starts_with(prefix));
-            reports.extend(under.map(|(key, entry)| entry.report(key, name)));
-        };
-        match agent {
-            Some(agent) => {
-                if let Some(items) = owned.agents.get(agent) {
-                    take(agent, items);
-                }
-            }
-            None => owned
-                .agents
-                .iter()
-                .for_each(|(name, items)| take(name, items)),
-        }
-        reports
+        (book.owners.get(owner)).map_or_else(Vec::new, |owned| owned.reports_under(agent, prefix))
     }
 
-    /// Calls `f` with every report held (agent, item key, entry), without copying any.
-    pub fn for_each(&self, mut f: impl FnMut(&str, &str, &SheetEntry)) {
+    /// Calls `f` with every report held (agent, item key, what it says), without copying
+    /// any.
+    pub fn for_each(&self, mut f: impl FnMut(&str, &str, Mark)) {
         let book = self.shared.book.lock();
         for owned in book.owners.values() {
-            for (agent, items) in &owned.agents {
-                for (key, entry) in items {
-                    f(agent, key, entry);
-                }
-            }
+            owned.for_each(&mut f);
         }
     }
 }
@@ -211,19 +183,23 @@ impl crate::store::Follower for Shared {
     fn listed(&self, listing: Listing) {
         let offers = {
             let mut book = self.book.lock();
-            let before = std::mem::take(&mut *book);
             book.watched = listing.revision;
+            // Only what changed since the last listing (nothing, the first time); a sheet
+            // the listing no longer has is forgotten.
+            let mut listed = HashSet::new();
             let mut offers = Vec::new();
             for object in listing.items {
                 if let Some((name, revision, sheet)) = decode(object) {
-                    // Only what changed since the last listing (nothing, the first time).
-                    let owner = ObjectKey::new(&sheet.owner_kind, &sheet.owner_name);
-                    let old = before
-                        .owners
-                        .get(&owner)
-                        .and_then(|owned| owned.agents.get(&sheet.agent));
-                    offers.extend(book.replace(&name, revision, sheet, old));
+                    offers.extend(book.replace(&name, revision, sheet));
+                    listed.insert(name);
                 }
+            }
+            let gone: Vec<String> = (book.sheets.keys())
+                .filter(|name| !listed.contains(*name))
+                .cloned()
+                .collect();
+            for name in gone {
+                book.remove(&name);
             }
             offers
         };
@@ -279,44 +255,20 @@ impl Book {
         if self.holds(name, revision) {
             return Vec::new();
         }
-        let owner = ObjectKey::new(&sheet.owner_kind, &sheet.owner_name);
-        let old = self
-            .owners
-            .get_mut(&owner)
-            .and_then(|owned| owned.agents.remove(&sheet.agent));
-        self.replace(name, revision, sheet, old.as_ref())
+        self.replace(name, revision, sheet)
     }
 
-    /// Sets `sheet`, whose reports were `old` before; answers the reports that changed,
-    /// an entry gone from the sheet as `removed` (the item left that agent).
-    fn replace(
-        &mut self,
-        name: &str,
-        revision: Revision,
-        sheet: Sheet,
-        old: Option<&BTreeMap<String, SheetEntry>>,
-    ) -> Vec<Offer> {
+    /// Sets `sheet`; answers the reports that changed, an entry gone from the sheet as
+    /// `removed` (the item left that agent).
+    fn replace(&mut self, name: &str, revision: Revision, sheet: Sheet) -> Vec<Offer> {
         let owner = ObjectKey::new(&sheet.owner_kind, &sheet.owner_name);
         let owned = self.owners.entry(owner.clone()).or_default();
         owned.component = sheet.component;
-        let mut offers = Vec::new();
-        for (key, entry) in &sheet.items {
-            if old.and_then(|o| o.get(key)) != Some(entry) {
-                let report = entry.report(key, &sheet.agent);
-                offers.push((owned.component.clone(), owner.clone(), report));
-            }
-        }
-        for (key, entry) in old.into_iter().flatten() {
-            if !sheet.items.contains_key(key) {
-                let report = AgentReport {
-                    state: ReportState::Removed,
-                    message: None,
-                    ..entry.report(key, &sheet.agent)
-                };
-                offers.push((owned.component.clone(), owner.clone(), report));
-            }
-        }
-        owned.agents.insert(sheet.agent.clone(), sheet.items);
+        let changed = owned.replace(&sheet.agent, &sheet.items);
+        let offers = changed
+            .into_iter()
+            .map(|r| offer(owned, &owner, r))
+            .collect();
         let held = Held {
             revision,
             owner,
@@ -332,27 +284,17 @@ impl Book {
             return;
         };
         if let Some(owned) = self.owners.get_mut(&held.owner) {
-            owned.agents.remove(&held.agent);
-            if owned.agents.is_empty() {
+            owned.remove(&held.agent);
+            if owned.is_empty() {
                 self.owners.remove(&held.owner);
             }
         }
     }
 }
 
-impl Owned {
-    /// Every report held, as offers.
-    fn offers<'a>(&'a self, owner: &'a ObjectKey) -> impl Iterator<Item = Offer> + 'a {
-        self.agents.iter().flat_map(move |(agent, items)| {
-            items.iter().map(move |(key, entry)| {
-                (
-                    self.component.clone(),
-                    owner.clone(),
-                    entry.report(key, agent),
-                )
-            })
-        })
-    }
+/// `report` on one of `owner`'s items, offered to the component that published it.
+fn offer(owned: &Owned, owner: &ObjectKey, report: AgentReport) -> Offer {
+    (owned.component.clone(), owner.clone(), report)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! hand-over and from the store's watch.
 
 use super::*;
+use crate::nimbus::reports::{ReportState, SheetEntry};
 use crate::nimbus::{ItemTarget, Owner, Reporter, publish, unpublish_all};
 use crate::store::{EmbeddedStore, EmbeddedStoreOptions};
 use std::time::Duration;
