@@ -471,7 +471,9 @@ fn a_flipped_bit_in_the_store_file_is_an_error_naming_the_object() {
     );
 
     assert!(flip_bit_in(&data.join("store.redb"), b"zqzqzqzqzqzqzqzq") >= 1);
-    let host = Host::start(&data, EMBEDDED);
+    // With a store cache of 64 KiB, so every read comes from the file.
+    let small_cache: Vec<&str> = [EMBEDDED, &["--store-cache-bytes", "65536"][..]].concat();
+    let host = Host::start(&data, &small_cache);
     let out = host.cli(&["get", "Policy", "hit"]);
     assert_fails_with(&out, &["corrupt record Policy/hit", "checksum mismatch"]);
     let out = host.cli(&["get", "Policy"]);

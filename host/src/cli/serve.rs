@@ -42,6 +42,11 @@ pub struct ServeArgs {
     /// many item changes.
     #[arg(long, default_value_t = 100_000)]
     pub log_retention: u64,
+    /// The most memory the embedded store's file cache (redb's pages read and written) may
+    /// hold, in bytes. Its pages are in the kernel's page cache too, so a smaller cache costs
+    /// a system call per page missed, not a disk read.
+    #[arg(long, default_value_t = EmbeddedStoreOptions::default().cache_bytes)]
+    pub store_cache_bytes: usize,
     /// How often an idle watch gets a bookmark, e.g. `10s`.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     pub bookmark_interval: Duration,
@@ -177,6 +182,7 @@ async fn open_store(
             log_retention: args.log_retention,
             bookmark_interval: args.bookmark_interval,
             max_object_bytes: args.max_object_bytes,
+            cache_bytes: args.store_cache_bytes,
             ..EmbeddedStoreOptions::default()
         };
         let data = args.data.clone();
