@@ -47,12 +47,16 @@ impl Reports {
     }
 
     fn entry(&self, slot: u32) -> Option<SheetEntry> {
-        let mark = self.get(slot)?;
-        Some(SheetEntry {
+        Some(self.entry_of(slot, self.get(slot)?))
+    }
+
+    /// The entry of the report `mark` held in `slot` (no search for the mark).
+    fn entry_of(&self, slot: u32, mark: Mark) -> SheetEntry {
+        SheetEntry {
             state: mark.state,
             message: self.message(slot).map(str::to_owned),
             revision: mark.revision,
-        })
+        }
     }
 }
 
@@ -117,9 +121,9 @@ impl Owned {
     /// `agent`'s reports as the entries of its sheet.
     pub fn sheet(&self, agent: &str) -> Option<BTreeMap<String, SheetEntry>> {
         let reports = self.agents.get(agent)?;
-        let entries = reports.marks.iter().filter_map(|&(slot, _)| {
+        let entries = (reports.marks.iter()).map(|&(slot, mark)| {
             let key = self.keys[slot as usize].0.to_string();
-            Some((key, reports.entry(slot)?))
+            (key, reports.entry_of(slot, mark))
         });
         Some(entries.collect())
     }
@@ -152,9 +156,9 @@ impl Owned {
     /// Every report held, by agent.
     pub fn reports(&self) -> impl Iterator<Item = AgentReport> + '_ {
         self.agents.iter().flat_map(move |(agent, held)| {
-            held.marks.iter().filter_map(move |&(slot, _)| {
-                let entry = held.entry(slot)?;
-                Some(entry.report(&self.keys[slot as usize].0, agent))
+            held.marks.iter().map(move |&(slot, mark)| {
+                let entry = held.entry_of(slot, mark);
+                entry.report(&self.keys[slot as usize].0, agent)
             })
         })
     }
