@@ -456,3 +456,46 @@ const SKIPPED: &[(&str, &[usize])] = &[
 ];
 
 reactor_testkit::foreach_ported!(ported);
+
+/// Issue 33's recipe: a rule published and withdrawn again while the agent was away reaches
+/// it as a put and a delete in one batch; the delete is the last word, so the rule's file
+/// never stays, the scheduler does not keep it desired, and the roll-up counts what is there.
+#[test]
+fn a_rule_published_and_withdrawn_while_the_agent_was_away_never_stays() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = policy_host(tmp.path(), &[]);
+    let mut agent = Agent::with_descriptors(
+        &host,
+        tmp.path(),
+        "edge-1",
+        &["role=edge"],
+        &["policy-rule-descriptor"],
+        &[],
+    );
+    apply(&host, &policy("p", "edge", &["a"]));
+    rules_converge(&agent, &files(&["p/a"]));
+    agent.wait_state("policy/p/a", "CONFIGURED");
+
+    agent.kill9();
+    apply(&host, &policy("p", "edge", &["a", "b"]));
+    eventually("b is published", 30, || {
+        (host.object("Policy", "p")?["status"]["ruleCount"] == 2).then_some(())
+    });
+    apply(&host, &policy("p", "edge", &["a"]));
+    eventually("b is withdrawn", 30, || {
+        (host.object("Policy", "p")?["status"]["ruleCount"] == 1).then_some(())
+    });
+    agent.restart();
+    eventually("edge-1 is following again", 30, || {
+        (agent.status("policy/p/a")["state"] == "CONFIGURED").then_some(())
+    });
+    // The agent's own periodic resync is not what removes it: the feed's delete is.
+    let out = agent.scheduler(&["resync"]);
+    assert!(out.status.success(), "resync: {}", stderr(&out));
+    rules_converge(&agent, &files(&["p/a"]));
+    assert_eq!(agent.status("policy/p/b")["state"], "NONEXISTENT");
+    eventually("p counts 1 rule applied on edge-1", 30, || {
+        let status = host.object("Policy", "p")?["status"].clone();
+        (status["agents"]["edge-1"] == 1).then_some(())
+    });
+}

@@ -41,11 +41,9 @@ pub async fn run(
     // Outcomes may have moved on while the agent was away (retries, notifications, resync).
     refresh(&config.id, state, applier, Changed::All).await;
     state.save()?;
-    // The server may have missed reports (it restarted, or a send failed): send them all.
-    let all = state.reports(&config.id);
-    if !all.is_empty() {
-        uplink.send(all);
-    }
+    // The server may have missed reports (a crash kept a `removed` from being sent): send
+    // them all, as all, so that it drops any other it holds for this agent.
+    uplink.send_all(state.reports(&config.id));
     let feed = match client
         .agent_feed(&config.id, state.revision, state.known())
         .await
@@ -216,6 +214,29 @@ enum Change {
     Delete(String),
 }
 
+/// The last change of each key, in the order of those last changes: a batch says what each
+/// item is now, so an item put and withdrawn while the agent was away (a put then a delete
+/// of one key in one batch) is a delete, never a put the applier might order last.
+fn last_per_key(changes: Vec<Change>) -> Vec<Change> {
+    let mut seen = std::collections::HashSet::new();
+    let mut last: Vec<Change> = changes
+        .into_iter()
+        .rev()
+        .filter(|change| seen.insert(change.key().to_owned()))
+        .collect();
+    last.reverse();
+    last
+}
+
+impl Change {
+    fn key(&self) -> &str {
+        match self {
+            Change::Put(item) => &item.key,
+            Change::Delete(key) => key,
+        }
+    }
+}
+
 /// Applies a batch of changes and holds their outcome; reports for the items put, and a
 /// `removed` report for each held item that went (it clears the agent's entry upstream).
 async fn apply(
@@ -224,6 +245,7 @@ async fn apply(
     applier: &mut dyn Applier,
     changes: Vec<Change>,
 ) -> Vec<AgentReport> {
+    let changes = last_per_key(changes);
     if changes.is_empty() {
         return Vec::new();
     }
@@ -238,10 +260,7 @@ async fn apply(
     let mut reports = Vec::new();
     for (change, outcome) in changes.into_iter().zip(outcomes) {
         if outcome.state == ReportState::Failed {
-            let key = match &change {
-                Change::Put(item) => item.key.as_str(),
-                Change::Delete(key) => key.as_str(),
-            };
+            let key = change.key();
             tracing::warn!(agent = %config.id, key, error = ?outcome.message, "cannot apply an item change");
         }
         match change {
