@@ -8,10 +8,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+/// Reports to send; `true`: they are on every item the agent holds.
+type Queued = (Vec<AgentReport>, bool);
+
 /// The sending end; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Uplink {
-    queue: mpsc::UnboundedSender<Vec<AgentReport>>,
+    queue: mpsc::UnboundedSender<Queued>,
 }
 
 impl Uplink {
@@ -26,32 +29,39 @@ impl Uplink {
     pub fn send(&self, reports: Vec<AgentReport>) {
         if !reports.is_empty() {
             // The task ends only with the agent.
-            let _ = self.queue.send(reports);
+            let _ = self.queue.send((reports, false));
         }
+    }
+
+    /// Queues the reports on every item the agent holds (none, if it holds none): they
+    /// replace everything queued, and the server drops the agent's reports on any other
+    /// item, so what a crash kept from being sent (a `removed`) cannot count for good.
+    pub fn send_all(&self, reports: Vec<AgentReport>) {
+        let _ = self.queue.send((reports, true));
     }
 }
 
-async fn send_all(
-    client: Client,
-    agent: String,
-    mut pending: mpsc::UnboundedReceiver<Vec<AgentReport>>,
-) {
+async fn send_all(client: Client, agent: String, mut pending: mpsc::UnboundedReceiver<Queued>) {
     let mut queued: BTreeMap<String, AgentReport> = BTreeMap::new();
+    // Whether `queued` is on every item held: a complete set with later changes merged in
+    // still is.
+    let mut complete = false;
     let mut backoff = Duration::from_millis(100);
     loop {
-        if queued.is_empty() {
-            let Some(reports) = pending.recv().await else {
+        if queued.is_empty() && !complete {
+            let Some(next) = pending.recv().await else {
                 return;
             };
-            merge(&mut queued, reports);
+            merge(&mut queued, &mut complete, next);
         }
-        while let Ok(reports) = pending.try_recv() {
-            merge(&mut queued, reports);
+        while let Ok(next) = pending.try_recv() {
+            merge(&mut queued, &mut complete, next);
         }
         let batch: Vec<AgentReport> = queued.values().cloned().collect();
-        match client.report(&agent, batch).await {
+        match client.report(&agent, batch, complete).await {
             Ok(_) => {
                 queued.clear();
+                complete = false;
                 backoff = Duration::from_millis(100);
             }
             Err(error) => {
@@ -63,7 +73,12 @@ async fn send_all(
     }
 }
 
-fn merge(queued: &mut BTreeMap<String, AgentReport>, reports: Vec<AgentReport>) {
+fn merge(queued: &mut BTreeMap<String, AgentReport>, complete: &mut bool, next: Queued) {
+    let (reports, all) = next;
+    if all {
+        queued.clear();
+        *complete = true;
+    }
     for report in reports {
         queued.insert(report.key.clone(), report);
     }

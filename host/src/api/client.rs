@@ -361,15 +361,18 @@ impl Client {
         Ok(lines(response))
     }
 
-    /// Sends `agent`'s reports; answers how many were recorded.
+    /// Sends `agent`'s reports (`complete`: on every item it holds, so that its reports on
+    /// any other item are dropped); answers how many were recorded.
     pub async fn report(
         &self,
         agent: &str,
         reports: Vec<AgentReport>,
+        complete: bool,
     ) -> Result<usize, ClientError> {
         let body = ReportBody {
             agent: agent.to_owned(),
             reports,
+            complete,
         };
         let answer: RecordedBody = self
             .json(

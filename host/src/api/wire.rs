@@ -115,6 +115,11 @@ pub struct ReportBody {
     /// `{key, agent, state, message?, revision}` each.
     #[schema(value_type = Vec<Object>)]
     pub reports: Vec<crate::nimbus::AgentReport>,
+    /// These are all the items the agent holds (it sends them so when it connects): its
+    /// reports on any other item are dropped, whichever way they were missed (a `removed`
+    /// lost with a crash, an item withdrawn while a report on it was being recorded).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub complete: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

@@ -5,7 +5,7 @@
 use super::items::{OWNER_KIND, OWNER_NAME, hashed_name, object_name};
 use super::kinds::{ITEM_KIND, REPORT_KIND};
 use super::{Item, NimbusError};
-use crate::object::{ApplyRequest, Object, Revision, from_map};
+use crate::object::{ApplyRequest, Object, Revision, Selector, from_map};
 use crate::store::{Store, StoreError, retry_on_conflict};
 use futures::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};
@@ -343,6 +343,44 @@ pub async fn forget_reports(
             revision: entry.revision,
         };
         write_sheet(store, sheet, &[removed]).await?;
+    }
+    Ok(())
+}
+
+/// Drops `agent`'s reports on the items `unheld` names, whichever owner's sheet holds them
+/// (read from the store, so also those another replica wrote); each sheet that changes is
+/// written over the revision it was read at and handed to `written`.
+pub async fn forget_unheld(
+    store: &dyn Store,
+    agent: &str,
+    unheld: &(dyn Fn(&str) -> bool + Sync),
+    written: &(dyn Fn(String, Revision, Sheet) + Sync),
+) -> Result<(), NimbusError> {
+    let selector = Selector::from_labels(&BTreeMap::from([(
+        AGENT_LABEL.to_owned(),
+        agent.to_owned(),
+    )]));
+    let listing = store.list(REPORT_KIND, &selector).await?;
+    for sheet in listing.items.iter().filter_map(Sheet::from_object) {
+        if sheet.agent != agent {
+            continue;
+        }
+        let removed: Vec<AgentReport> = (sheet.items.iter())
+            .filter(|(key, _)| unheld(key))
+            .map(|(key, entry)| AgentReport {
+                key: key.clone(),
+                agent: agent.to_owned(),
+                state: ReportState::Removed,
+                message: None,
+                revision: entry.revision,
+            })
+            .collect();
+        if removed.is_empty() {
+            continue;
+        }
+        if let Some((name, revision, sheet)) = write_sheet(store, sheet, &removed).await? {
+            written(name, revision, sheet);
+        }
     }
     Ok(())
 }

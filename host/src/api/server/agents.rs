@@ -182,6 +182,10 @@ pub async fn report(
             body.agent, other.agent
         )));
     }
-    let recorded = state.reporter.record(body.reports).await?;
+    let recorded = if body.complete {
+        state.reporter.record_all(&body.agent, body.reports).await?
+    } else {
+        state.reporter.record(body.reports).await?
+    };
     Ok(Json(RecordedBody { recorded }))
 }

@@ -155,6 +155,12 @@ impl ReportBook {
         (book.owners.get(owner)).map_or_else(Vec::new, |owned| owned.reports_under(agent, prefix))
     }
 
+    /// Whether some owner's sheet of `agent` holds a report on the item `key`.
+    pub fn holds(&self, agent: &str, key: &str) -> bool {
+        let book = self.shared.book.lock();
+        book.owners.values().any(|owned| owned.holds(agent, key))
+    }
+
     /// Calls `f` with every report held (agent, item key, what it says), without copying
     /// any.
     pub fn for_each(&self, mut f: impl FnMut(&str, &str, Mark)) {

@@ -128,6 +128,14 @@ impl Owned {
         Some(entries.collect())
     }
 
+    /// Whether `agent` holds a report on the item `key`.
+    pub fn holds(&self, agent: &str, key: &str) -> bool {
+        let Some(&slot) = self.slots.get(key) else {
+            return false;
+        };
+        (self.agents.get(agent)).is_some_and(|reports| reports.get(slot).is_some())
+    }
+
     /// The agents with a sheet on this owner.
     pub fn agents(&self) -> impl Iterator<Item = &str> {
         self.agents.keys().map(String::as_str)
