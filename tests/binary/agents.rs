@@ -263,3 +263,93 @@ fn a_policy_of_many_rules_reaches_an_agent_whole() {
     want.extend(keys("s", &rules));
     converges(&edge, &want);
 }
+
+/// Deletes Policy `name` while its reactor is absent and removes its finalizer by hand, as
+/// an operator would: nobody runs `on-delete`.
+fn delete_without_its_reactor(host: &Host, name: &str) {
+    let installed = host.components_dir().join("policy-rust.wasm");
+    if installed.exists() {
+        std::fs::remove_file(&installed).expect("remove the reactor");
+    }
+    eventually("policy-rust is unloaded", 30, || {
+        (!stdout(&host.cli(&["components"])).contains("policy-rust")).then_some(())
+    });
+    assert!(host.cli(&["delete", "Policy", name]).status.success());
+    let held = host.object("Policy", name).expect("held by its finalizer");
+    let finalizer = held["meta"]["finalizers"][0]
+        .as_str()
+        .expect("a finalizer")
+        .to_owned();
+    let out = host.cli(&["finalize", "Policy", name, "--remove", &finalizer]);
+    assert!(
+        out.status.success(),
+        "finalize: {}",
+        reactor_testkit::stderr(&out)
+    );
+    assert!(host.object("Policy", name).is_none(), "{name} is gone");
+}
+
+/// The keys of the items stored now.
+fn stored_items(host: &Host) -> BTreeSet<String> {
+    let out = host.cli(&["get", "NimbusItem", "-o", "json"]);
+    assert!(
+        out.status.success(),
+        "get: {}",
+        reactor_testkit::stderr(&out)
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let items = listed["items"].as_array().cloned().unwrap_or_default();
+    items
+        .iter()
+        .filter_map(|item| item["spec"]["key"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Issue 33's recipe: a Policy deleted while its reactor is absent, its finalizer removed by
+/// hand: its items are withdrawn all the same (the sweep of owners that are gone, at an
+/// interval and at start) and the agent drops their files.
+#[test]
+fn items_of_an_owner_gone_without_its_reactor_are_withdrawn() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let host = policy_host(tmp.path(), &["--orphan-sweep-interval", "1s"]);
+    let agent = Agent::start(&host, tmp.path(), "edge-1", &["role=edge"]);
+    apply(
+        &host,
+        &format!(
+            "{}---\n{}",
+            policy("p", "edge", &["a", "b"]),
+            policy("kept", "edge", &["c"])
+        ),
+    );
+    let mut both = keys("p", &["a", "b"]);
+    both.extend(keys("kept", &["c"]));
+    converges(&agent, &both);
+    delete_without_its_reactor(&host, "p");
+    converges(&agent, &keys("kept", &["c"]));
+
+    // With no sweep until the next start, an owner gone while the server is up keeps its
+    // items until then; the start's sweep withdraws them.
+    let mut host = host;
+    host.kill9();
+    let mut again = Host::start(&data, &["--orphan-sweep-interval", "1h"]);
+    reactor_testkit::install("policy-rust", &again.components_dir());
+    again.wait_ready("policy-rust");
+    apply(&again, &policy("q", "none", &["d"]));
+    eventually("q's item is published", 30, || {
+        stored_items(&again).contains("policy/q/d").then_some(())
+    });
+    delete_without_its_reactor(&again, "q");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(
+        stored_items(&again).contains("policy/q/d"),
+        "no sweep before the next start"
+    );
+    again.kill9();
+    let last = Host::start(&data, &["--orphan-sweep-interval", "1h"]);
+    eventually("q's item is withdrawn at start", 30, || {
+        let items = stored_items(&last);
+        (!items.contains("policy/q/d") && items.contains("policy/kept/c")).then_some(())
+    });
+    drop((host, again));
+}

@@ -79,6 +79,11 @@ pub struct ServeArgs {
     /// `rollout.rate` overrides it).
     #[arg(long, default_value_t = crate::controller::DEFAULT_SLOW_RATE, value_parser = parse_rate)]
     pub rollout_rate: f64,
+    /// How often the items agents receive are checked for owners that are gone (deleted
+    /// with no reactor to withdraw them, a finalizer removed by hand): those are withdrawn.
+    /// Also at start.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub orphan_sweep_interval: Duration,
     /// Refuse applies of kinds that have no Kind object (by default they are stored, and the
     /// answer warns when no reactor knows the kind either).
     #[arg(long)]
@@ -130,6 +135,10 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
         .watch_dir(&args.components, World::Controller)
         .await?;
     let _following = engine.follow(&runtime);
+    let sweeping = tokio::spawn(crate::nimbus::sweep_orphans_every(
+        store.clone(),
+        args.orphan_sweep_interval.max(Duration::from_millis(100)),
+    ));
 
     let server = Server::bind(ServerConfig {
         listen: args.listen.clone(),
@@ -160,6 +169,7 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     shutdown_signal().await;
     tracing::info!("shutting down");
     let _ = stop_tx.send(());
+    sweeping.abort();
     // Open watch streams never end by themselves: give the rest a moment, then stop.
     if let Some(replica) = replica {
         replica.leave().await;

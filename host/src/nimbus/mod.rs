@@ -10,6 +10,7 @@ mod fanout;
 mod feed;
 mod items;
 mod kinds;
+mod orphans;
 mod propagation;
 mod report_book;
 mod reporter;
@@ -25,6 +26,7 @@ pub use items::{
     publish, unpublish, unpublish_all,
 };
 pub use kinds::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
+pub use orphans::{sweep as sweep_orphans, sweep_every as sweep_orphans_every};
 pub use propagation::{Propagation, propagation};
 pub use report_book::{ReportBook, ReportSink};
 pub use reporter::Reporter;
