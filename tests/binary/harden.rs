@@ -222,6 +222,17 @@ fn the_agent_api_refuses_unknown_fields_and_wrong_types() {
         ),
     ];
     refuses_each(&url, &agent.token, cases);
+    // No body at all, as `curl -X POST` and Ligato's downstream resync send it: the empty
+    // object, where every field of the route's body has a default.
+    let (status, answer) = http_to(&url, &agent.token, "POST", "/scheduler/resync", None);
+    assert_eq!(status, 200, "a bodiless resync: {answer}");
+    assert_eq!(
+        answer["record"]["txn_type"], "downstream-resync",
+        "{answer}"
+    );
+    let (status, answer) = http_to(&url, &agent.token, "POST", "/scheduler/notify", None);
+    assert_eq!(status, 400, "a notification needs its key: {answer}");
+    assert!(error_of(&answer).contains("empty"), "{answer}");
     let (status, answer) = http_to(&url, &agent.token, "GET", "/scheduler/status?key=k", None);
     assert_eq!(status, 200, "{answer}");
     assert_ne!(

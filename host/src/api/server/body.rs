@@ -10,7 +10,8 @@ use serde::de::DeserializeOwned;
 
 /// A request body read as `T`. Unlike `axum::Json`, a body that is not a JSON object (`[]`,
 /// `null`, a number) is refused even where `T`'s fields all have defaults, and a body over the
-/// limit is answered 413 naming the limit.
+/// limit is answered 413 naming the limit. No body at all (`curl -X POST`) is the empty
+/// object where every field of `T` has a default, and refused where one is required.
 #[derive(Debug)]
 pub struct JsonBody<T>(pub T);
 
@@ -28,7 +29,10 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let invalid = |problem: String| ApiError::invalid(format!("invalid request body: {problem}"));
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => {}
-        None => return Err(invalid("it is empty; expected a JSON object".into())),
+        None => {
+            return serde_json::from_slice(b"{}")
+                .map_err(|_| invalid("it is empty; expected a JSON object".into()));
+        }
         Some(_) => {
             let found = match serde_json::from_slice::<serde_json::Value>(bytes) {
                 Ok(value) => describe(&value),
@@ -71,7 +75,6 @@ mod tests {
             ("null", "null"),
             ("7", "a number"),
             ("\"x\"", "a string"),
-            ("", "empty"),
             ("[", "not JSON"),
         ] {
             let err = parse::<RegisterBody>(body.as_bytes()).expect_err(body);
@@ -79,6 +82,15 @@ mod tests {
             assert_eq!(err.status, StatusCode::BAD_REQUEST);
         }
         assert!(parse::<RegisterBody>(b" {}").is_ok());
+        // No body: the empty object where every field has a default, refused where one is
+        // required (a heartbeat's ttl).
+        for empty in ["", " \n"] {
+            let body = parse::<RegisterBody>(empty.as_bytes()).expect("defaults");
+            assert!(body.labels.is_empty());
+            let err = parse::<crate::api::wire::HeartbeatBody>(empty.as_bytes())
+                .expect_err("a required field");
+            assert!(err.body.error.contains("empty"), "{}", err.body.error);
+        }
         let err = parse::<RegisterBody>(br#"{"labls": {}}"#).expect_err("unknown field");
         assert!(
             err.body.error.contains("unknown field `labls`"),
