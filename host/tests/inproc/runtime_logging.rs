@@ -4,7 +4,7 @@
 use reactor_host::runtime::{Action, Runtime, RuntimeConfig, World};
 use reactor_testkit::{RecordingHost, eventually_async, guest, object};
 use serde_json::json;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tracing::field::{Field, Visit};
 use tracing_subscriber::Layer;
@@ -21,6 +21,23 @@ struct Line {
 
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Vec<Line>>>);
+
+/// The capture of every `guest` event of this test binary, on every thread: installed once
+/// as the process's subscriber, so no call site's interest depends on which thread or test
+/// registered it first (a thread-local subscriber missed lines a call site had cached "no
+/// interest" for while another test logged through it). Tests tell their lines apart by
+/// component names no other test uses.
+fn capture() -> &'static Capture {
+    static CAPTURE: OnceLock<Capture> = OnceLock::new();
+    CAPTURE.get_or_init(|| {
+        let capture = Capture::default();
+        tracing::subscriber::set_global_default(
+            tracing_subscriber::registry().with(capture.clone()),
+        )
+        .expect("no other test of this binary sets the global subscriber");
+        capture
+    })
+}
 
 #[derive(Default)]
 struct Fields {
@@ -63,9 +80,7 @@ impl<S: tracing::Subscriber> Layer<S> for Capture {
 
 #[tokio::test(flavor = "current_thread")]
 async fn guest_output_and_logs_go_to_tracing_with_the_component_name() {
-    let capture = Capture::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let capture = capture();
 
     let dir = tempfile::tempdir().expect("temp dir");
     let host = Arc::new(RecordingHost::default());
@@ -74,20 +89,26 @@ async fn guest_output_and_logs_go_to_tracing_with_the_component_name() {
     let runtime = Runtime::new(config).expect("runtime");
     let components = dir.path().join("components");
     runtime
-        .install(&components, World::Controller, "chaos", &guest("misbehave"))
+        .install(
+            &components,
+            World::Controller,
+            "chaos-logged",
+            &guest("misbehave"),
+        )
         .await
         .expect("load");
     runtime
-        .install(&components, World::Controller, "echo", &guest("version-2"))
+        .install(
+            &components,
+            World::Controller,
+            "echo-logged",
+            &guest("version-2"),
+        )
         .await
         .expect("load");
 
-    // Tests on other threads of this binary log through the same call sites with no
-    // subscriber: one that registered a call site while this test's subscriber was being
-    // set may have cached "no interest" for it. Recompute, now that every site is registered.
-    tracing::callsite::rebuild_interest_cache();
     let printed = runtime
-        .controller("chaos")
+        .controller("chaos-logged")
         .on_create(&object(
             "Chaos",
             "x",
@@ -96,26 +117,26 @@ async fn guest_output_and_logs_go_to_tracing_with_the_component_name() {
         .await;
     assert_eq!(printed, Ok(Ok(Action::Done)));
     let logged = runtime
-        .controller("echo")
+        .controller("echo-logged")
         .on_create(&object("Echo", "e", json!({})))
         .await;
     assert_eq!(logged, Ok(Ok(Action::Done)));
 
     let expected = [
         Line {
-            component: "chaos".into(),
+            component: "chaos-logged".into(),
             stream: "stdout".into(),
             level: tracing::Level::INFO,
             message: "hello (stdout)".into(),
         },
         Line {
-            component: "chaos".into(),
+            component: "chaos-logged".into(),
             stream: "stderr".into(),
             level: tracing::Level::WARN,
             message: "hello (stderr)".into(),
         },
         Line {
-            component: "echo".into(),
+            component: "echo-logged".into(),
             stream: String::new(),
             level: tracing::Level::INFO,
             message: "version-2 handling Echo/e".into(),
