@@ -81,6 +81,13 @@ impl Host {
         host
     }
 
+    /// A loopback address free now, for a server restarted where its agents find it.
+    pub fn free_address() -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let addr = listener.local_addr().expect("its address");
+        addr.to_string()
+    }
+
     /// Starts `serve --data DATA --components COMPONENTS EXTRA…` with `env` added to its
     /// environment, on the store `extra` names (embedded by default); answers once it
     /// printed its address. Its log is `DATA.serve.log`.
@@ -100,8 +107,17 @@ impl Host {
                 source,
             })?;
         let bin = reactor_host_bin();
+        // A free loopback port unless `extra` names the address (a server restarted on the
+        // address its agents know).
+        let listen: &[&str] = if extra.contains(&"--listen") {
+            &[]
+        } else {
+            &["--listen", "127.0.0.1:0"]
+        };
         let mut child = Command::new(bin)
-            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg("serve")
+            .args(listen)
+            .arg("--data")
             .arg(data)
             .args(["--components"])
             .arg(components)

@@ -23,6 +23,7 @@ mod cli_scheduler;
 mod components_api; // etcd matrix
 mod components_folder;
 mod engine_wasm; // etcd matrix
+mod faults; // etcd matrix
 mod harden; // etcd matrix
 mod languages;
 mod openapi; // etcd matrix
