@@ -158,8 +158,8 @@ mod tests {
     use crate::object::Selector;
     use crate::store::{EmbeddedStore, EmbeddedStoreOptions};
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn many_agents_reporting_on_one_item_at_once_all_land() {
+    /// A store in which Policy/p published `keys` to every agent.
+    async fn published(keys: &[&str]) -> (tempfile::TempDir, Arc<dyn Store>) {
         let dir = tempfile::tempdir().expect("tempdir");
         let store: Arc<dyn Store> = Arc::new(
             EmbeddedStore::open(dir.path(), EmbeddedStoreOptions::default()).expect("open"),
@@ -170,9 +170,23 @@ mod tests {
             component: "c".into(),
         };
         let everyone = ItemTarget::Labels(BTreeMap::new());
-        publish(store.as_ref(), &owner, "k", serde_json::json!(1), everyone)
+        for key in keys {
+            publish(
+                store.as_ref(),
+                &owner,
+                key,
+                serde_json::json!(1),
+                everyone.clone(),
+            )
             .await
             .expect("publish");
+        }
+        (dir, store)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn many_agents_reporting_on_one_item_at_once_all_land() {
+        let (_dir, store) = published(&["k"]).await;
         let reporter = Reporter::start(store.clone(), ReportBook::start(store.clone()));
         let sends = (0..64).map(|i| {
             let reporter = reporter.clone();
@@ -219,27 +233,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_removed_on_an_item_already_gone_and_a_complete_report_drop_what_the_agent_lets_go() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store: Arc<dyn Store> = Arc::new(
-            EmbeddedStore::open(dir.path(), EmbeddedStoreOptions::default()).expect("open"),
-        );
-        let owner = Owner {
-            kind: "Policy".into(),
-            name: "p".into(),
-            component: "c".into(),
-        };
-        let everyone = ItemTarget::Labels(BTreeMap::new());
-        for key in ["p/a", "p/b", "p/c"] {
-            publish(
-                store.as_ref(),
-                &owner,
-                key,
-                serde_json::json!(1),
-                everyone.clone(),
-            )
-            .await
-            .expect("publish");
-        }
+        let (_dir, store) = published(&["p/a", "p/b", "p/c"]).await;
         let book = ReportBook::start(store.clone());
         let reporter = Reporter::start(store.clone(), book.clone());
         let applied = ["p/a", "p/b", "p/c"].map(|key| report(key, ReportState::Applied));
