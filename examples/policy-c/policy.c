@@ -13,6 +13,34 @@
 #define PERMANENT REACTOR_HOST_TYPES_ERROR_PERMANENT
 
 /* "policy/<policy>/", malloc'd. */
+/* Sets status.agents from every agent's reports now, so a count whose report a crash kept from
+ * on-agent-status is right again at the next reconcile: the agents with reports, and those counted
+ * before at 0 if they have none. No reports and no counts: the key stays out. */
+static bool recount(rj_value *status, const char *prefix, rh_error *err) {
+    rh_string p = rh_str(prefix);
+    reactor_host_nimbus_list_item_status_t statuses;
+    reactor_host_nimbus_nimbus_error_t e;
+    if (!reactor_host_nimbus_statuses(&p, &statuses, &e)) return rh_nimbus_failed(err, &e);
+    rj_value *before = rj_get(status, "agents");
+    rj_value *agents = rj_object();
+    if (before && before->type == RJ_OBJECT)
+        for (size_t i = 0; i < before->count; i++) rj_set(agents, before->keys[i], rj_int(0));
+    for (size_t i = 0; i < statuses.len; i++) {
+        char *agent = rh_cstr(&statuses.ptr[i].agent);
+        rj_value *count = rj_get(agents, agent);
+        int64_t n = count ? atoll(count->text) : 0;
+        if (statuses.ptr[i].state == REACTOR_HOST_TYPES_ITEM_STATE_APPLIED) n++;
+        rj_set(agents, agent, rj_int(n));
+        free(agent);
+    }
+    reactor_host_nimbus_list_item_status_free(&statuses);
+    if (agents->count > 0)
+        rj_set(status, "agents", agents);
+    else
+        rj_free(agents);
+    return true;
+}
+
 static char *prefix_of(const rh_object *obj) {
     size_t n = obj->name.len + sizeof "policy//";
     char *p = malloc(n);
@@ -165,7 +193,7 @@ static bool reconcile(rh_object *obj, rh_action *ret, rh_error *err) {
         rj_value *status = rh_status(obj);
         rj_set(status, "ruleCount", rj_int((int64_t)kept));
         rj_set(status, "reactor", rj_string(NAME));
-        ok = rh_set_status(err, status);
+        ok = recount(status, prefix, err) && rh_set_status(err, status);
         rj_free(status);
     }
     if (ok) rh_log(REACTOR_HOST_LOG_LEVEL_INFO, "policy %.*s publishes %zu rules", (int)obj->name.len,

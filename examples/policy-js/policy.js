@@ -4,12 +4,27 @@
 // other.
 
 import {
-  agentStatuses, defineReactor, log, permanent, publish, published, setStatus, spec, status, unpublish,
+  agentStatuses, defineReactor, log, permanent, publish, published, setStatus, spec, status,
+  statuses, unpublish,
 } from '../../sdk/js/reactor-sdk.js';
 
 const NAME = 'policy-js';
 
 const prefix = (policy) => `policy/${policy}/`;
+
+/**
+ * Sets status.agents from every agent's reports now, so a count whose report a crash kept
+ * from onAgentStatus is right again at the next reconcile: the agents with reports, and those
+ * counted before at 0 if they have none. No reports and no counts: the key stays out.
+ */
+function recount(current, under) {
+  const before = current.agents && typeof current.agents === 'object' ? current.agents : {};
+  const agents = Object.fromEntries(Object.keys(before).map((agent) => [agent, 0]));
+  for (const report of statuses(under)) {
+    agents[report.agent] = (agents[report.agent] ?? 0) + (report.state === 'applied' ? 1 : 0);
+  }
+  return Object.keys(agents).length > 0 ? { ...current, agents } : current;
+}
 
 /** The spec's selector and rules, checked: rules are {name, action} strings. */
 function policySpec(obj) {
@@ -55,7 +70,7 @@ export const reactor = defineReactor({
     for (const key of published(prefix(obj.name))) {
       if (!keep.includes(key)) unpublish(key);
     }
-    setStatus({ ...status(obj), ruleCount: keep.length, reactor: NAME });
+    setStatus(recount({ ...status(obj), ruleCount: keep.length, reactor: NAME }, prefix(obj.name)));
     log.info(`policy ${obj.name} publishes ${keep.length} rules`);
   },
 

@@ -26,6 +26,18 @@ def rules_of(obj) -> list:
     return rules
 
 
+def recount(status, under):
+    """Sets status.agents from every agent's reports now, so a count whose report a crash kept
+    from on_agent_status is right again at the next reconcile: the agents with reports, and
+    those counted before at 0 if they have none. No reports and no counts: the key stays out."""
+    agents = status.get("agents")
+    agents = {agent: 0 for agent in agents} if isinstance(agents, dict) else {}
+    for report in sdk.statuses(under):
+        agents[report.agent] = agents.get(report.agent, 0) + (1 if sdk.applied(report) else 0)
+    if agents:
+        status["agents"] = agents
+
+
 class Reactor(sdk.Reactor):
     def describe(self):
         return sdk.describe(NAME, ["Policy"], resync_ms=60_000, handles_delete=True)
@@ -53,6 +65,7 @@ class Reactor(sdk.Reactor):
         status = sdk.status(obj)
         status["ruleCount"] = len(keep)
         status["reactor"] = NAME
+        recount(status, prefix(obj.name))
         sdk.set_status(status)
         sdk.log.info(f"policy {obj.name} publishes {len(keep)} rules")
 

@@ -301,6 +301,11 @@ fn agents_and_roll_ups_are_exact_after_random_kills_and_pauses() {
             }
             _ => "none".to_owned(),
         };
+        // Printed as it happens: a failure's output says where the loop was.
+        println!(
+            "fault loop: {:.1} s: {fault}",
+            start.elapsed().as_secs_f64()
+        );
         faults.push(fault);
     }
     let quiet = Instant::now();

@@ -34,6 +34,34 @@ fn status_map(obj: &Object) -> Map<String, Value> {
     }
 }
 
+/// Sets `status.agents` from every agent's reports now, so a count whose report a crash
+/// kept from `on-agent-status` is right again at the next reconcile (after a restart every
+/// object is reconciled): the agents with reports, and those counted before at 0 if they
+/// have none. No reports and no counts: the key stays out.
+fn recount(status: &mut Map<String, Value>, prefix: &str) -> Result<(), Error> {
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for report in nimbus::statuses(prefix)? {
+        let count = counts.entry(report.agent.clone()).or_default();
+        if report.state == ItemState::Applied {
+            *count += 1;
+        }
+    }
+    let mut agents = match status.remove("agents") {
+        Some(Value::Object(agents)) => agents,
+        _ => Map::new(),
+    };
+    for count in agents.values_mut() {
+        *count = 0.into();
+    }
+    for (agent, count) in counts {
+        agents.insert(agent, count.into());
+    }
+    if !agents.is_empty() {
+        status.insert("agents".into(), Value::Object(agents));
+    }
+    Ok(())
+}
+
 struct Policy;
 
 impl Reactor for Policy {
@@ -68,6 +96,7 @@ impl Reactor for Policy {
         let mut status = status_map(&obj);
         status.insert("ruleCount".into(), keep.len().into());
         status.insert("reactor".into(), NAME.into());
+        recount(&mut status, &prefix)?;
         store::set_status(&status)?;
         reactor_sdk::info!("policy {} publishes {} rules", obj.name, keep.len());
         Ok(Action::Done)

@@ -188,6 +188,12 @@ async fn feed(run: Arc<Attachment>, reflector: Arc<Reflector>) {
     run.index_all(&reflector);
     // First sight (also after a restart): reconcile everything from the store.
     run.enqueue_all(&reflector, true);
+    // And hand every report on its objects' items to `on-agent-status`: reports that changed
+    // while no version of this reactor was attached (a restart, before the component was
+    // loaded) were offered to nobody, and one recorded just before a crash may never have
+    // been handed over.
+    run.context.reports.synced().await;
+    replay_reports(&run, &reflector);
     loop {
         match events.recv().await {
             Ok(event) => offer(&run, &event),
@@ -213,8 +219,9 @@ async fn regain(run: Arc<Attachment>, mut gained: tokio::sync::watch::Receiver<u
     }
 }
 
-/// Hands the reports on the items of the objects this replica now owns to `on-agent-status`
-/// again: while another replica owned them, they went there.
+/// Hands the reports on the items of the objects this replica owns to `on-agent-status`
+/// again: when it gains shards (while another replica owned them, they went there) and when
+/// the reactor attaches.
 fn replay_reports(run: &Attachment, reflector: &Reflector) {
     for name in reflector.names() {
         let owner = ObjectKey::new(reflector.kind(), &name);
