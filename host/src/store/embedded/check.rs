@@ -3,10 +3,8 @@
 
 use super::labels::{LABELS, entry};
 use super::record;
-use super::tables::{
-    COUNTERS, LOG, LOG_KINDS, OBJECTS, OLDEST, REVISION, decode_event, decode_object, storage,
-};
-use crate::object::{Object, ObjectKey};
+use super::tables::{COUNTERS, LOG, LOG_KINDS, OBJECTS, OLDEST, REVISION, storage};
+use crate::object::ObjectKey;
 use crate::store::StoreError;
 use redb::{ReadTransaction, ReadableTableMetadata};
 use std::ops::Bound;
@@ -165,6 +163,8 @@ pub struct Pass {
     /// was committed while the pass went on.
     revision_at_start: u64,
     objects: u64,
+    /// The labels the objects carry: as many entries as the index should hold.
+    labels: u64,
     index: u64,
     log: u64,
     newest: u64,
@@ -181,6 +181,7 @@ impl Pass {
             stage: Stage::Objects,
             revision_at_start: counter(txn, REVISION)?,
             objects: 0,
+            labels: 0,
             index: 0,
             log: 0,
             newest: 0,
@@ -297,6 +298,16 @@ impl Pass {
         ];
         for (area, name, len, seen) in tables {
             let len = len.map_err(storage)?;
+            if area == Area::Index && seen == len && len != self.labels {
+                findings.push(Finding::new(
+                    area,
+                    name,
+                    format!(
+                        "holds {len} entries for the {} labels the objects carry",
+                        self.labels
+                    ),
+                ));
+            }
             if len != seen {
                 findings.push(Finding::new(
                     area,
@@ -348,9 +359,10 @@ impl Pass {
                 ));
             }
             self.last_key = Some(key.to_owned());
-            match decode_object(key, value) {
+            match skim_object(key, value) {
                 Ok(object) => {
                     self.newest = self.newest.max(object.meta.revision);
+                    self.labels += object.labels.len() as u64;
                     index_has_labels(&index, &object, findings)?;
                 }
                 Err(e) => findings.push(damaged_object(key, value, &e)),
@@ -366,7 +378,6 @@ impl Pass {
         findings: &mut Vec<Finding>,
     ) -> Result<(usize, bool), StoreError> {
         let index = txn.open_table(LABELS).map_err(storage)?;
-        let objects = txn.open_table(OBJECTS).map_err(storage)?;
         let mut checked = 0;
         for found in index
             .range::<&str>(self.after_last_key())
@@ -380,36 +391,17 @@ impl Pass {
             let (key, _) = found.map_err(storage)?;
             let key = key.value();
             self.last_key = Some(key.to_owned());
-            let shown = key.replace('\0', " ");
+            // Every entry another than those the objects' labels make is found by the
+            // counts (see `finish`): here, only its shape.
             let parts: Vec<&str> = key.split('\0').collect();
-            let [kind, label, name] = parts[..] else {
+            let well_formed = matches!(parts[..], [kind, label, name]
+                if object_kind(&format!("{kind}/{name}")).is_some() && label.contains('='));
+            if !well_formed {
                 findings.push(Finding::new(
                     Area::Index,
                     "the label index",
-                    format!("has a malformed entry {shown:?}"),
+                    format!("has a malformed entry {:?}", key.replace('\0', " ")),
                 ));
-                continue;
-            };
-            let (label, value) = label.split_once('=').unwrap_or((label, ""));
-            let object = ObjectKey::new(kind, name);
-            let stored = objects.get(object.as_str()).map_err(storage)?;
-            let carries = match &stored {
-                Some(record) => match decode_object(object.as_str(), record.value()) {
-                    Ok(o) => o.labels.get(label).map(String::as_str) == Some(value),
-                    // A damaged object record is the objects' finding, not the index's.
-                    Err(_) => true,
-                },
-                None => false,
-            };
-            if !carries {
-                let problem = if stored.is_some() {
-                    format!("names {shown}, which {object} does not carry")
-                } else {
-                    format!(
-                        "names {shown}, but {object} is not found (not stored, or its key is damaged)"
-                    )
-                };
-                findings.push(Finding::new(Area::Index, "the label index", problem).of_kind(kind));
             }
         }
         Ok((checked, true))
@@ -456,24 +448,25 @@ impl Pass {
                 findings.push(Finding::new(Area::Log, name, unframed_problem()));
                 continue;
             }
-            match decode_event(revision, value) {
+            match skim_event(revision, value) {
                 Ok(event) => {
                     let logged = kinds.get(revision).map_err(storage)?;
                     let logged = logged.as_ref().map(|k| k.value());
+                    let kind = event.object.as_ref().map(|o| o.kind);
                     if event.revision != revision {
                         findings.push(Finding::new(
                             Area::Log,
                             name,
                             format!("holds revision {}", event.revision),
                         ));
-                    } else if logged.is_some() && logged != event.kind() {
+                    } else if logged.is_some() && logged != kind {
                         findings.push(Finding::new(
                             Area::Log,
                             name,
                             format!(
                                 "is indexed as kind {:?} but is of kind {:?}",
                                 logged.unwrap_or_default(),
-                                event.kind().unwrap_or_default()
+                                kind.unwrap_or_default()
                             ),
                         ));
                     }
@@ -488,11 +481,11 @@ impl Pass {
 /// Adds a finding for each label of `object` missing from the label index.
 fn index_has_labels(
     index: &redb::ReadOnlyTable<&'static str, ()>,
-    object: &Object,
+    object: &Skimmed,
     findings: &mut Vec<Finding>,
 ) -> Result<(), StoreError> {
     for (label, value) in &object.labels {
-        let wanted = entry(&object.kind, label, value, &object.name);
+        let wanted = entry(object.kind, label, value, object.name);
         if index.get(wanted.as_str()).map_err(storage)?.is_none() {
             findings.push(
                 Finding::new(
@@ -500,11 +493,67 @@ fn index_has_labels(
                     "the label index",
                     format!("misses {}", wanted.replace('\0', " ")),
                 )
-                .of_kind(&object.kind),
+                .of_kind(object.kind),
             );
         }
     }
     Ok(())
+}
+
+/// What the checks read of an object record: its kind, name, labels and revision, the rest
+/// of its JSON skipped unbuilt (a check reads every record; it need not build them).
+#[derive(serde::Deserialize)]
+struct Skimmed<'a> {
+    kind: &'a str,
+    name: &'a str,
+    #[serde(default, borrow)]
+    labels: std::collections::BTreeMap<std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    meta: SkimmedMeta,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct SkimmedMeta {
+    #[serde(default)]
+    revision: u64,
+}
+
+/// The object record stored under `key`, its checksum checked and its JSON read as far as a
+/// check needs; its kind and name must be those of the key.
+fn skim_object<'a>(key: &str, record: &'a [u8]) -> Result<Skimmed<'a>, StoreError> {
+    let corrupt = |reason: String| StoreError::Corrupt {
+        record: key.to_owned(),
+        reason,
+    };
+    let body = super::tables::object_body(key, record)?;
+    let object: Skimmed = serde_json::from_slice(body).map_err(|e| corrupt(e.to_string()))?;
+    if ObjectKey::new(object.kind, object.name).as_str() != key {
+        return Err(corrupt(format!("it holds {}/{}", object.kind, object.name)));
+    }
+    Ok(object)
+}
+
+/// What the checks read of a log entry.
+#[derive(serde::Deserialize)]
+struct SkimmedEvent<'a> {
+    revision: u64,
+    #[serde(borrow)]
+    object: Option<SkimmedKind<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct SkimmedKind<'a> {
+    kind: &'a str,
+}
+
+/// The log entry of `revision`, its checksum checked and its JSON read as far as a check
+/// needs.
+fn skim_event(revision: u64, record: &[u8]) -> Result<SkimmedEvent<'_>, StoreError> {
+    let body = super::tables::event_body(revision, record)?;
+    serde_json::from_slice(body).map_err(|e| StoreError::Corrupt {
+        record: format!("log entry {revision}"),
+        reason: e.to_string(),
+    })
 }
 
 fn counter(txn: &ReadTransaction, name: &str) -> Result<u64, StoreError> {
@@ -532,6 +581,7 @@ pub fn check_all(db: &redb::Database) -> Result<(Vec<Finding>, (u64, u64)), Stor
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::object::Object;
     use crate::store::embedded::tables::{encode_object, lookup};
     use redb::ReadableDatabase;
 
