@@ -33,6 +33,13 @@ pub fn restrict_file(path: &Path) -> std::io::Result<()> {
 /// others, not even for a moment) and making an existing one 0600. A file redb cannot make
 /// sense of is an error, never a panic (redb panics on some damaged pages).
 pub fn open_redb(path: &Path, cache_bytes: usize) -> Result<redb::Database, String> {
+    let mut builder = redb::Builder::new();
+    builder.set_cache_size(cache_bytes);
+    open_redb_with(path, &builder)
+}
+
+/// [`open_redb`] with the settings of `builder` (its cache size, its repair callback).
+pub fn open_redb_with(path: &Path, builder: &redb::Builder) -> Result<redb::Database, String> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
@@ -41,9 +48,7 @@ pub fn open_redb(path: &Path, cache_bytes: usize) -> Result<redb::Database, Stri
     restrict_file(path).map_err(|e| e.to_string())?;
     let opened = quietly(|| {
         let backend = redb::backends::FileBackend::new(file)?;
-        redb::Builder::new()
-            .set_cache_size(cache_bytes)
-            .create_with_backend(backend)
+        builder.create_with_backend(backend)
     });
     match opened {
         Ok(Ok(db)) => Ok(db),

@@ -533,6 +533,252 @@ fn a_store_file_redb_cannot_open_stops_serve_with_one_line() {
     assert_fails_with(&out, &["store.redb"]);
 }
 
+/// Applies `count` Policies `p000`, `p001`, … (every third labelled `tier=gold`) and the extra
+/// documents `extra`, in one apply; answers every name applied and its `spec.v`.
+fn fill(host: &Host, count: usize, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut objects: Vec<(String, String)> = (0..count)
+        .map(|i| (format!("p{i:03}"), format!("value-{i}")))
+        .collect();
+    objects.extend(
+        extra
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned())),
+    );
+    let text: Vec<String> = objects
+        .iter()
+        .enumerate()
+        .map(|(i, (name, v))| {
+            let labels = if i % 3 == 0 {
+                "labels: {tier: gold}\n"
+            } else {
+                ""
+            };
+            format!("kind: Policy\nname: {name}\n{labels}spec: {{v: {v}}}\n")
+        })
+        .collect();
+    let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(&text.join("---\n")));
+    assert!(out.status.success(), "apply: {}", stderr(&out));
+    objects
+}
+
+/// Reads every object of `objects` back: each is either served as stored or refused with an
+/// error naming corruption (500), never "not found" and never another object. Answers the
+/// names refused.
+fn read_back(host: &Host, objects: &[(String, String)]) -> Vec<String> {
+    let mut refused = Vec::new();
+    for (name, v) in objects {
+        let (status, answer) = http(host, "GET", &format!("/v1/objects/Policy/{name}"), None);
+        match status {
+            200 => {
+                assert_eq!(answer["name"], name.as_str(), "{answer}");
+                assert_eq!(answer["spec"]["v"], v.as_str(), "{name}: {answer}");
+            }
+            500 => {
+                assert!(error_of(&answer).contains("corrupt"), "{name}: {answer}");
+                refused.push(name.clone());
+            }
+            _ => panic!("Policy/{name} was stored, and is answered {status}: {answer}"),
+        }
+    }
+    refused
+}
+
+/// `/healthz` with the token, once it says the store is damaged.
+fn damaged_health(host: &Host) -> String {
+    eventually("/healthz says the store is damaged", 60, || {
+        let (status, answer) = http(host, "GET", "/healthz", None);
+        let text = answer.as_str().unwrap_or_default().to_owned();
+        (status == 503 && text.starts_with("store damaged: ")).then_some(text)
+    })
+}
+
+/// Zeroes the B-tree leaf (a 4 KiB page, redb's page size, of type 1) of `file` that holds
+/// `key` among its entries, not in the slack of a page reused for something else; answers how
+/// many pages were zeroed.
+#[cfg(unix)]
+fn zero_leaf_holding(file: &Path, key: &[u8]) -> usize {
+    const PAGE: usize = 4096;
+    let bytes = std::fs::read(file).expect("read store");
+    let u32_at = |bytes: &[u8], at: usize| -> usize {
+        u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize
+    };
+    let leaves: Vec<usize> = bytes
+        .windows(key.len())
+        .enumerate()
+        .filter(|(_, w)| *w == key)
+        .map(|(i, _)| (i / PAGE, i % PAGE))
+        .filter(|&(page, offset)| {
+            let start = page * PAGE;
+            let pairs = u16::from_le_bytes([bytes[start + 2], bytes[start + 3]]) as usize;
+            // A leaf: type byte, a reserved byte, the entry count, each key's end, each
+            // value's end; the last value's end is where its entries stop.
+            bytes[start] == 1
+                && pairs > 0
+                && 4 + 8 * pairs <= PAGE
+                && offset < u32_at(&bytes, start + 4 + 4 * pairs + 4 * (pairs - 1))
+        })
+        .map(|(page, _)| page)
+        .collect();
+    // In place: a server may have the file open.
+    let out = std::fs::OpenOptions::new()
+        .write(true)
+        .open(file)
+        .expect("open store");
+    for page in &leaves {
+        std::os::unix::fs::FileExt::write_all_at(&out, &[0; PAGE], (page * PAGE) as u64)
+            .expect("zero page");
+    }
+    out.sync_all().expect("sync");
+    leaves.len()
+}
+
+#[test]
+fn flipped_bits_in_keys_and_records_are_never_served_as_absent() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let host = Host::start(&data, EMBEDDED);
+    let objects = fill(
+        &host,
+        200,
+        &[
+            ("p100-wxwxwxwxwxwxwxwx", "key"),
+            ("body", "zqzqzqzqzqzqzqzq"),
+        ],
+    );
+    stop(&host);
+    drop(host);
+    let file = data.join("store.redb");
+    // A bit of a stored key (the key `Policy/<name>` is in the objects table only; the name
+    // alone is in the records and the log too), and a bit of a record's body.
+    assert!(flip_bit_in(&file, b"Policy/p100-wxwxwxwxwxwxwxwx") >= 1);
+    assert!(flip_bit_in(&file, b"zqzqzqzqzqzqzqzq") >= 1);
+
+    let small_cache: Vec<&str> = [EMBEDDED, &["--store-cache-bytes", "65536"][..]].concat();
+    let host = Host::start(&data, &small_cache);
+    let refused = read_back(&host, &objects);
+    assert!(
+        refused.contains(&"p100-wxwxwxwxwxwxwxwx".to_owned()),
+        "the object whose key is damaged is refused: {refused:?}"
+    );
+    assert!(refused.contains(&"body".to_owned()), "{refused:?}");
+    assert!(refused.len() <= 3, "only the damaged ones: {refused:?}");
+
+    // The scrub finds both, by the objects' real names; /healthz tells the token holder.
+    let health = eventually("the scrub found both records", 60, || {
+        let text = damaged_health(&host);
+        (text.contains("Policy/p100-wxwxwxwxwxwxwxwx: its key is damaged")
+            && text.contains("Policy/body: checksum mismatch"))
+        .then_some(text)
+    });
+    assert!(health.contains("(found by "), "{health}");
+    let anonymous = http_to(&host.url, "", "GET", "/healthz", None);
+    assert_eq!(anonymous.0, 503);
+    let anonymous = anonymous.1.as_str().unwrap_or_default().to_owned();
+    assert!(anonymous.starts_with("store damaged: "), "{anonymous}");
+    assert!(
+        !anonymous.contains("Policy/"),
+        "names are for the token holder: {anonymous}"
+    );
+
+    // Now that the objects are known damaged, "absent" is never answered, nor a list.
+    let (status, answer) = http(&host, "GET", "/v1/objects/Policy/zz-never-stored", None);
+    assert_eq!(status, 500, "{answer}");
+    assert!(
+        error_of(&answer).contains("cannot tell whether Policy/zz-never-stored exists"),
+        "{answer}"
+    );
+    assert!(error_of(&answer).contains("corrupt"), "{answer}");
+    let out = host.cli(&["get", "Policy", "-l", "tier=gold"]);
+    assert_fails_with(&out, &["corrupt record Policy/body"]);
+    let out = host.cli(&["get", "Policy", "-l", "tier=none"]);
+    assert_fails_with(
+        &out,
+        &["cannot tell which objects of kind Policy exist", "corrupt"],
+    );
+    // The damage is confined to Policies: other kinds are answered as before.
+    let (status, answer) = http(&host, "GET", "/v1/objects/Zone/absent", None);
+    assert_eq!(status, 404, "{answer}");
+    // What is sound is still served.
+    assert_eq!(
+        host.object("Policy", "p007").expect("served")["spec"],
+        json!({"v": "value-7"})
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_zeroed_page_is_an_error_naming_corruption_and_the_server_stays_up() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let host = Host::start(&data, EMBEDDED);
+    let objects = fill(&host, 300, &[("p150-zeroed", "zeroed")]);
+    stop(&host);
+    drop(host);
+    // Without a page cache every read comes from the file. The page is zeroed under the
+    // running server: a debug build of redb walks every page when it opens a file, and a
+    // zeroed one stops the open (a release build opens it, and its reads meet the page).
+    let no_cache: Vec<&str> = [EMBEDDED, &["--store-cache-bytes", "0"][..]].concat();
+    let host = Host::start(&data, &no_cache);
+    // The leaf of the objects table holding Policy/p150-zeroed, with its neighbours.
+    assert_eq!(
+        zero_leaf_holding(&data.join("store.redb"), b"Policy/p150-zeroed"),
+        1
+    );
+    let refused = read_back(&host, &objects);
+    assert!(
+        refused.contains(&"p150-zeroed".to_owned()),
+        "the objects on the zeroed page are refused: {refused:?}"
+    );
+    assert!(refused.len() < objects.len(), "the others are served");
+    let health = damaged_health(&host);
+    assert!(health.contains("the store file is damaged"), "{health}");
+    // The server is still up and still refuses to say "absent".
+    let (status, answer) = http(&host, "GET", "/v1/objects/Policy/never-stored", None);
+    assert_eq!(status, 500, "{answer}");
+    assert!(error_of(&answer).contains("corrupt"), "{answer}");
+}
+
+#[test]
+fn after_an_unclean_shutdown_the_start_check_runs_and_a_lost_commit_is_never_absent() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    let mut host = Host::start(&data, EMBEDDED);
+    let objects = fill(&host, 50, &[]);
+    apply(
+        &host,
+        "kind: Policy\nname: late\nspec: {marker: zlzlzlzlzlzlzlzl}\n",
+    );
+    host.kill9();
+    drop(host);
+    // The last commit's pages fail redb's checksums: redb recovers the file to the commit
+    // before, which has no Policy/late.
+    assert!(flip_bit_in(&data.join("store.redb"), b"zlzlzlzlzlzlzlzl") >= 1);
+    let no_scrub: Vec<&str> = [EMBEDDED, &["--store-scrub-rate", "0"][..]].concat();
+    let host = Host::start(&data, &no_scrub);
+    let (status, health) = http(&host, "GET", "/healthz", None);
+    let health = health.as_str().unwrap_or_default().to_owned();
+    assert_eq!(status, 503, "{health}");
+    assert!(
+        health.contains("rolled the file back to the commit before"),
+        "{health}"
+    );
+    assert!(
+        health.contains("check: the start check: after an unclean shutdown: 50 objects"),
+        "{health}"
+    );
+    assert!(health.contains("check: the scrub: off"), "{health}");
+    let (status, answer) = http(&host, "GET", "/v1/objects/Policy/late", None);
+    assert_eq!(
+        status, 500,
+        "the lost object is not answered absent: {answer}"
+    );
+    assert!(
+        error_of(&answer).contains("cannot tell whether Policy/late exists"),
+        "{answer}"
+    );
+    assert!(read_back(&host, &objects).is_empty());
+}
+
 #[cfg(unix)]
 fn mode(path: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;

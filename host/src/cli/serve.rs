@@ -7,6 +7,7 @@ use crate::controller::{Admitter, ControllerOptions, Engine, EngineHost, ObjectL
 use crate::nimbus::FanoutLimits;
 use crate::runtime::{Runtime, RuntimeConfig, World};
 use crate::store::Shards;
+use crate::store::embedded::StartCheck;
 use crate::store::etcd::Replica;
 use crate::store::etcd::share_token;
 use crate::store::{
@@ -47,6 +48,16 @@ pub struct ServeArgs {
     /// a system call per page missed, not a disk read.
     #[arg(long, default_value_t = EmbeddedStoreOptions::default().cache_bytes)]
     pub store_cache_bytes: usize,
+    /// When the embedded store checks every record (checksum, label index, log, counts)
+    /// before it serves: `unclean` (after an unclean shutdown, when redb had to recover the
+    /// file), `always` or `never`. What it finds marks the store damaged (see /healthz).
+    #[arg(long, default_value = "unclean")]
+    pub store_start_check: StartCheck,
+    /// Records a second the embedded store's background scrub checks, pass after pass
+    /// (checksums, label index, log, counts); 0 turns it off. What it finds marks the store
+    /// damaged (see /healthz).
+    #[arg(long, default_value_t = crate::store::embedded::DEFAULT_SCRUB_RATE)]
+    pub store_scrub_rate: u32,
     /// How often an idle watch gets a bookmark, e.g. `10s`.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     pub bookmark_interval: Duration,
@@ -193,6 +204,8 @@ async fn open_store(
             bookmark_interval: args.bookmark_interval,
             max_object_bytes: args.max_object_bytes,
             cache_bytes: args.store_cache_bytes,
+            start_check: args.store_start_check,
+            scrub_rate: args.store_scrub_rate,
             ..EmbeddedStoreOptions::default()
         };
         let data = args.data.clone();

@@ -42,6 +42,12 @@ pub enum StoreError {
     },
     #[error("corrupt record {record}: {reason}")]
     Corrupt { record: String, reason: String },
+    /// An answer the store cannot give soundly because it found itself damaged: "absent", or a
+    /// list, could miss an object a corrupt record or page hides.
+    #[error(
+        "cannot tell {what}: the store is corrupt ({found} problem(s) found, see /healthz), so it may hide objects"
+    )]
+    Damaged { what: String, found: usize },
     #[error("document {index}: {source}")]
     Document {
         index: usize,
@@ -74,5 +80,23 @@ impl StoreError {
 impl From<NameError> for StoreError {
     fn from(e: NameError) -> Self {
         Self::Invalid(e.to_string())
+    }
+}
+
+/// What a store found wrong with itself while serving (the embedded store's start check,
+/// background scrub and reads); nothing for a store that checks no such thing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreHealth {
+    /// The problems found, first found first (at most the first 100).
+    pub problems: Vec<String>,
+    /// How many problems were found in all.
+    pub found: usize,
+    /// What each check did last, e.g. `the scrub: pass 3 done, ...`.
+    pub checks: Vec<String>,
+}
+
+impl StoreHealth {
+    pub fn damaged(&self) -> bool {
+        self.found > 0
     }
 }

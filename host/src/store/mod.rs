@@ -12,7 +12,7 @@ mod writes;
 
 pub use cas::{CAS_ATTEMPTS, retry_on_conflict, update_status};
 pub use embedded::{EmbeddedStore, EmbeddedStoreOptions};
-pub use error::StoreError;
+pub use error::{StoreError, StoreHealth};
 pub use etcd::{EtcdStore, EtcdStoreOptions, EtcdUrl};
 pub use event::{EventType, WatchEvent};
 pub use follow::{Follower, follow};
@@ -155,4 +155,9 @@ pub trait Store: Send + Sync + 'static {
 
     /// The revision of the latest committed change.
     async fn revision(&self) -> Result<Revision, StoreError>;
+
+    /// What the store found wrong with itself so far (`/healthz` shows it).
+    fn health(&self) -> StoreHealth {
+        StoreHealth::default()
+    }
 }

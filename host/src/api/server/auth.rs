@@ -13,12 +13,7 @@ pub async fn require_token(
     request: Request,
     next: Next,
 ) -> Response {
-    let presented = request
-        .headers()
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    match presented {
+    match bearer(request.headers()) {
         Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => {
             next.run(request).await
         }
@@ -29,6 +24,19 @@ pub async fn require_token(
         )
         .into_response(),
     }
+}
+
+/// The token a request presents, if any.
+fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+    headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+}
+
+/// Whether a request with `headers` presents the `expected` token.
+pub fn presents(headers: &axum::http::HeaderMap, expected: &str) -> bool {
+    bearer(headers).is_some_and(|token| constant_time_eq(token.as_bytes(), expected.as_bytes()))
 }
 
 /// Compares without an early exit, so the time taken does not tell how much of a guess matched.

@@ -61,6 +61,7 @@ pub fn code_of(error: &StoreError) -> ErrorCode {
         StoreError::Document { .. }
         | StoreError::Backend(_)
         | StoreError::Corrupt { .. }
+        | StoreError::Damaged { .. }
         | StoreError::Closed => ErrorCode::Internal,
     }
 }

@@ -104,8 +104,34 @@ pub async fn document(Extension(document): Extension<Document>) -> Response {
     path = "/healthz",
     tag = "server",
     security(()),
-    responses((status = 200, description = "The server answers", content_type = "text/plain", body = String))
+    responses(
+        (status = 200, description = "The server answers and its store is sound: `ok`", content_type = "text/plain", body = String),
+        (status = 503, description = "The store found itself damaged: `store damaged: N problem(s) found`, then, to a request with the token, one line per problem and what each check did", content_type = "text/plain", body = String)
+    )
 )]
-pub async fn healthz() -> &'static str {
-    "ok\n"
+pub async fn healthz(
+    axum::extract::State(state): axum::extract::State<super::AppState>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let health = state.store.health();
+    if !health.damaged() {
+        return "ok\n".into_response();
+    }
+    let mut text = format!("store damaged: {} problem(s) found\n", health.found);
+    // What was found names objects: only a caller with the token is told.
+    if super::auth::presents(&headers, &state.token) {
+        for problem in &health.problems {
+            text.push_str(&format!("problem: {problem}\n"));
+        }
+        if health.found > health.problems.len() {
+            text.push_str(&format!(
+                "problem: ... and {} more\n",
+                health.found - health.problems.len()
+            ));
+        }
+        for check in &health.checks {
+            text.push_str(&format!("check: {check}\n"));
+        }
+    }
+    (axum::http::StatusCode::SERVICE_UNAVAILABLE, text).into_response()
 }

@@ -1,7 +1,7 @@
 //! The label index of the embedded store: a selector with an equality term lists the objects
 //! carrying that label, not every object of the kind.
 
-use super::tables::{COUNTERS, OBJECTS, backend, decode_object};
+use super::tables::{COUNTERS, OBJECTS, backend, decode_object, lookup, storage};
 use crate::object::{Object, ObjectKey};
 use crate::store::StoreError;
 use redb::{ReadableTable, Table, TableDefinition};
@@ -80,7 +80,7 @@ pub fn names_with_all(
     kind: &str,
     terms: &[(&str, &str)],
 ) -> Result<Vec<String>, StoreError> {
-    let index = txn.open_table(LABELS).map_err(backend)?;
+    let index = txn.open_table(LABELS).map_err(storage)?;
     let ranges: Vec<(String, String)> = terms
         .iter()
         .map(|(label, value)| range(kind, label, value))
@@ -90,10 +90,10 @@ pub fn names_with_all(
         let lower = format!("{start}{from}");
         let found = index
             .range(lower.as_str()..end.as_str())
-            .map_err(backend)?
+            .map_err(storage)?
             .next()
             .transpose()
-            .map_err(backend)?;
+            .map_err(storage)?;
         Ok::<_, StoreError>(
             found.and_then(|(key, _)| key.value().strip_prefix(start.as_str()).map(str::to_owned)),
         )
@@ -126,18 +126,28 @@ pub fn names_with_all(
     }
 }
 
-/// The stored objects of `kind` named `names` (those still there).
+/// The stored objects of `kind` named `names`, read in the transaction the index was. The
+/// index and the objects are written together, so a name the index gives that the objects
+/// table does not have is damage (to the index or to the object's key), never skipped.
 pub fn objects_named(
     txn: &redb::ReadTransaction,
     kind: &str,
     names: &[String],
 ) -> Result<Vec<Object>, StoreError> {
-    let table = txn.open_table(OBJECTS).map_err(backend)?;
+    let table = txn.open_table(OBJECTS).map_err(storage)?;
     let mut objects = Vec::with_capacity(names.len());
     for name in names {
         let key = ObjectKey::new(kind, name);
-        if let Some(found) = table.get(key.as_str()).map_err(backend)? {
-            objects.push(decode_object(key.as_str(), found.value())?);
+        match lookup(&table, key.as_str())? {
+            Some(object) => objects.push(object),
+            None => {
+                return Err(StoreError::Corrupt {
+                    record: key.to_string(),
+                    reason: "the label index names it but the objects table does not have it: \
+                             the index or the object's key is damaged"
+                        .into(),
+                });
+            }
         }
     }
     Ok(objects)

@@ -2,7 +2,7 @@
 //! `key=value` term, otherwise a scan of the kind that decodes labels before whole objects.
 
 use super::labels::{names_with_all, objects_named};
-use super::tables::{COUNTERS, OBJECTS, REVISION, backend, decode_object, object_body};
+use super::tables::{COUNTERS, OBJECTS, REVISION, decode_object, object_body, storage};
 use crate::object::{Object, ObjectKey, Revision, Selector};
 use crate::store::StoreError;
 use redb::ReadableDatabase;
@@ -22,11 +22,11 @@ pub fn list_kind(
     kind: &str,
     selector: &Selector,
 ) -> Result<(Vec<Object>, Revision), StoreError> {
-    let txn = db.begin_read().map_err(backend)?;
-    let counters = txn.open_table(COUNTERS).map_err(backend)?;
+    let txn = db.begin_read().map_err(storage)?;
+    let counters = txn.open_table(COUNTERS).map_err(storage)?;
     let revision = counters
         .get(REVISION)
-        .map_err(backend)?
+        .map_err(storage)?
         .map(|v| v.value())
         .unwrap_or(0);
     let terms = selector.equalities();
@@ -36,11 +36,11 @@ pub fn list_kind(
         objects.retain(|o| selector.matches(&o.labels));
         return Ok((objects, revision));
     }
-    let table = txn.open_table(OBJECTS).map_err(backend)?;
+    let table = txn.open_table(OBJECTS).map_err(storage)?;
     let (start, end) = ObjectKey::kind_range(kind);
     let mut objects = Vec::new();
-    for entry in table.range(start.as_str()..end.as_str()).map_err(backend)? {
-        let (key, value) = entry.map_err(backend)?;
+    for entry in table.range(start.as_str()..end.as_str()).map_err(storage)? {
+        let (key, value) = entry.map_err(storage)?;
         let (key, record) = (key.value(), value.value());
         if !selector.is_empty() {
             let labels: Labels =

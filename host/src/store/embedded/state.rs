@@ -1,6 +1,7 @@
-//! What the store handle, its writer thread and its watches share: the database, the
-//! revision counters and the live feed of committed batches.
+//! What the store handle, its writer thread, its watches and its scrub share: the database,
+//! the revision counters, the live feed of committed batches and what is known damaged.
 
+use super::health::Health;
 use super::live::Live;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -14,4 +15,5 @@ pub(crate) struct StoreState {
     pub(super) oldest: AtomicU64,
     pub(super) events: broadcast::Sender<Arc<Live>>,
     pub(super) bookmark_interval: Duration,
+    pub(super) health: Health,
 }

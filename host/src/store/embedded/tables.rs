@@ -2,7 +2,7 @@
 
 use crate::object::{Object, ObjectKey, Revision};
 use crate::store::{StoreError, WatchEvent};
-use redb::{ReadableDatabase, TableDefinition};
+use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 
 /// `kind/name` → the object as JSON.
 pub const OBJECTS: TableDefinition<&str, &[u8]> = TableDefinition::new("objects");
@@ -18,6 +18,18 @@ pub const OLDEST: &str = "oldest";
 
 pub fn backend<E: std::fmt::Display>(e: E) -> StoreError {
     StoreError::Backend(e.to_string())
+}
+
+/// A redb error met while reading: redb's own finding that the file is corrupt is a
+/// corruption error, every other one a backend failure.
+pub fn storage<E: Into<redb::Error>>(e: E) -> StoreError {
+    match e.into() {
+        redb::Error::Corrupted(reason) => StoreError::Corrupt {
+            record: "the store file".into(),
+            reason,
+        },
+        other => StoreError::Backend(other.to_string()),
+    }
 }
 
 /// The JSON body of the object record stored under `key`, its checksum checked.
@@ -85,12 +97,64 @@ pub fn read_counters(db: &redb::Database) -> Result<(Revision, Revision), StoreE
 }
 
 pub fn get_object(db: &redb::Database, key: &ObjectKey) -> Result<Option<Object>, StoreError> {
-    let txn = db.begin_read().map_err(backend)?;
-    let table = txn.open_table(OBJECTS).map_err(backend)?;
-    let found = table.get(key.as_str()).map_err(backend)?;
-    found
-        .map(|v| decode_object(key.as_str(), v.value()))
+    let txn = db.begin_read().map_err(storage)?;
+    let table = txn.open_table(OBJECTS).map_err(storage)?;
+    lookup(&table, key.as_str())
+}
+
+/// The object stored under `key`, its record checked; `None` only if the records beside
+/// where it would be are sound and in order. A bit flipped in a stored key moves its record
+/// out of a lookup's reach, and a lookup of the real key stops right beside the damaged one
+/// (redb's search compares with it on the way), so "absent" is answered only when the
+/// neighbours show no such damage; otherwise the answer is an error naming corruption.
+pub fn lookup(
+    table: &impl ReadableTable<&'static str, &'static [u8]>,
+    key: &str,
+) -> Result<Option<Object>, StoreError> {
+    if let Some(found) = table.get(key).map_err(storage)? {
+        return decode_object(key, found.value()).map(Some);
+    }
+    let before = table
+        .range(..key)
+        .map_err(storage)?
+        .next_back()
         .transpose()
+        .map_err(storage)?;
+    let after = table
+        .range(key..)
+        .map_err(storage)?
+        .next()
+        .transpose()
+        .map_err(storage)?;
+    let neighbours = [
+        (before, std::cmp::Ordering::Less),
+        (after, std::cmp::Ordering::Greater),
+    ];
+    for (neighbour, side) in neighbours {
+        let Some((stored, record)) = neighbour else {
+            continue;
+        };
+        let (stored, record) = (stored.value(), record.value());
+        let corrupt = |reason: String| StoreError::Corrupt {
+            record: key.to_owned(),
+            reason,
+        };
+        if stored.cmp(key) != side {
+            return Err(corrupt(format!(
+                "a lookup does not find it, but the table's order is broken beside it \
+                 ({stored:?} is where a key {} it belongs): it may be present",
+                if side.is_lt() { "before" } else { "after" }
+            )));
+        }
+        if let Err(e) = super::record::open(&|| stored.to_owned(), stored.as_bytes(), record) {
+            let found = super::check::damaged_object(stored, record, &e);
+            return Err(corrupt(format!(
+                "a lookup does not find it, and the record beside where it would be is \
+                 damaged ({found}): it may be present"
+            )));
+        }
+    }
+    Ok(None)
 }
 
 /// What a replay needs to know of a log entry before decoding it whole.
@@ -120,37 +184,53 @@ pub fn read_log(
     byte_limit: usize,
     kind: Option<&str>,
 ) -> Result<(Chunk, Option<Revision>), StoreError> {
-    let txn = db.begin_read().map_err(backend)?;
-    let counters = txn.open_table(COUNTERS).map_err(backend)?;
-    let oldest = counters
-        .get(OLDEST)
-        .map_err(backend)?
-        .map(|v| v.value())
-        .unwrap_or(0);
+    let txn = db.begin_read().map_err(storage)?;
+    let counters = txn.open_table(COUNTERS).map_err(storage)?;
+    let counter = |name| -> Result<u64, StoreError> {
+        Ok(counters
+            .get(name)
+            .map_err(storage)?
+            .map(|v| v.value())
+            .unwrap_or(0))
+    };
+    let (oldest, latest) = (counter(OLDEST)?, counter(REVISION)?);
     if after < oldest {
         return Err(StoreError::Compacted {
             requested: after,
             oldest,
         });
     }
-    let table = txn.open_table(LOG).map_err(backend)?;
-    let kinds = txn.open_table(LOG_KINDS).map_err(backend)?;
+    let table = txn.open_table(LOG).map_err(storage)?;
+    let kinds = txn.open_table(LOG_KINDS).map_err(storage)?;
     let mut events = Vec::new();
     let mut last = None;
     let Some(start) = after.checked_add(1) else {
         return Ok((events, last));
     };
+    // The log holds every revision after the oldest watchable one, without a gap: a missing
+    // entry is one that damage hides, never one to skip.
+    let missing = |revision: Revision| StoreError::Corrupt {
+        record: format!("log entry {revision}"),
+        reason: "it is missing from the log (damage hides it): a watch would miss its change"
+            .into(),
+    };
     let (mut read, mut bytes) = (0, 0);
-    for entry in table.range(start..).map_err(backend)? {
+    let mut exhausted = true;
+    for entry in table.range(start..).map_err(storage)? {
         if read >= limit || bytes >= byte_limit {
+            exhausted = false;
             break;
         }
         read += 1;
-        let (revision, value) = entry.map_err(backend)?;
+        let (revision, value) = entry.map_err(storage)?;
         let revision = revision.value();
+        let expected = last.map_or(start, |l: Revision| l + 1);
+        if revision != expected {
+            return Err(missing(expected));
+        }
         last = Some(revision);
         if let Some(kind) = kind {
-            match kinds.get(revision).map_err(backend)? {
+            match kinds.get(revision).map_err(storage)? {
                 Some(logged) if logged.value() != kind => continue,
                 Some(_) => {}
                 // Logged before kinds were: read the entry's kind from the entry.
@@ -170,6 +250,10 @@ pub fn read_log(
         let size = value.value().len();
         bytes += size;
         events.push((decode_event(revision, value.value())?, size));
+    }
+    let reached = last.unwrap_or(after);
+    if exhausted && reached < latest {
+        return Err(missing(reached + 1));
     }
     Ok((events, last))
 }

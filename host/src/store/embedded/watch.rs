@@ -2,6 +2,8 @@
 //! falls behind the live feed goes back to the log, so a slow reader loses nothing and holds
 //! no more than [`BUFFER_BYTES`] of events waiting for it, whatever their size.
 
+use super::check::Area;
+use super::health::BY_READ;
 use super::live::Live;
 use super::state::StoreState;
 use super::tables::read_log;
@@ -83,12 +85,19 @@ impl Watch {
             let shared = self.shared.clone();
             let (after, kind) = (self.position, self.kind.clone());
             let (chunk, last) = tokio::task::spawn_blocking(move || {
-                read_log(
-                    &shared.db,
-                    after,
-                    LOG_CHUNK,
-                    LOG_CHUNK_BYTES,
-                    kind.as_deref(),
+                shared.health.guard(
+                    Area::Log,
+                    BY_READ,
+                    &|| format!("the log after revision {after}"),
+                    || {
+                        read_log(
+                            &shared.db,
+                            after,
+                            LOG_CHUNK,
+                            LOG_CHUNK_BYTES,
+                            kind.as_deref(),
+                        )
+                    },
                 )
             })
             .await

@@ -1,18 +1,20 @@
 //! Group commit: one writer thread gathers the writes that arrive together into one durable
 //! redb transaction, then answers them all and publishes their events to the watchers.
 
+use super::check::{Area, Finding};
+use super::health::BY_WRITE;
 use super::labels::LABELS;
 use super::live::{LIVE_BATCH_BYTES, Live};
 use super::record;
 use super::state::StoreState;
 use super::tables::{
-    COUNTERS, LOG, LOG_KINDS, OBJECTS, OLDEST, REVISION, backend, decode_object, encode_object,
+    COUNTERS, LOG, LOG_KINDS, OBJECTS, OLDEST, REVISION, backend, encode_object, lookup,
 };
 use crate::object::{ApplyRequest, Object, Revision};
 use crate::store::{
     Change, EventType, StoreError, WatchEvent, Write, Written, plan_apply, plan_writes, targets,
 };
-use redb::{ReadableTable, Table};
+use redb::Table;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -61,7 +63,14 @@ pub fn run(
 
 fn commit_batch(shared: &StoreState, batch: Vec<WriteRequest>, settings: WriterSettings) {
     let size = batch.len();
-    match write_batch(shared, &batch, settings) {
+    // A panic inside redb (a damaged page) fails this batch with a corruption error and
+    // marks the store damaged; the writer goes on with the next one.
+    let written = shared
+        .health
+        .guard(Area::File, BY_WRITE, &|| "the store file".into(), || {
+            write_batch(shared, &batch, settings)
+        });
+    match written {
         Ok((outcomes, live, latest, oldest)) => {
             shared.oldest.store(oldest, Ordering::SeqCst);
             shared.latest.store(latest, Ordering::SeqCst);
@@ -73,6 +82,13 @@ fn commit_batch(shared: &StoreState, batch: Vec<WriteRequest>, settings: WriterS
                 let _ = shared.events.send(Arc::new(live));
             }
             for (request, outcome) in batch.into_iter().zip(outcomes) {
+                if let Err(e) = &outcome
+                    && matches!(e.root(), StoreError::Corrupt { .. })
+                {
+                    shared
+                        .health
+                        .found(&Finding::of_error(Area::Objects, e), BY_WRITE);
+                }
                 let _ = request.reply.send(outcome);
             }
         }
@@ -239,13 +255,8 @@ fn event_record(
 type Planned = Vec<(Option<Object>, Option<Change>)>;
 
 /// Decides every change of one op before any is written, so a failing op writes nothing.
-fn plan_op(objects: &Table<&str, &[u8]>, op: &Op) -> Result<Planned, StoreError> {
-    let load = |key: &crate::object::ObjectKey| -> Result<Option<Object>, StoreError> {
-        let found = objects.get(key.as_str()).map_err(backend)?;
-        found
-            .map(|v| decode_object(key.as_str(), v.value()))
-            .transpose()
-    };
+fn plan_op(objects: &Table<&'static str, &'static [u8]>, op: &Op) -> Result<Planned, StoreError> {
+    let load = |key: &crate::object::ObjectKey| lookup(objects, key.as_str());
     match op {
         Op::Apply(requests) => {
             let mut seen = HashSet::new();
