@@ -122,11 +122,12 @@ impl ReportRelay {
                     .open(&self.reactor, owner, pending.clone());
                 reactor.on_agent_status(&current, &report).await
             };
-            // A crashed call leaves nothing; one that returned commits what it wrote.
+            // Only a call that succeeded commits what it wrote: a failed one (an error, a
+            // crash) leaves nothing.
             let reaction = match reaction {
-                Err(Failure::Crashed(message)) => Err(Failure::Crashed(message)),
-                returned => match context.store.commit(pending.take()).await {
-                    Ok(_) => returned.map(|_| ()),
+                Err(failure) => Err(failure),
+                Ok(_) => match context.store.commit(pending.take()).await {
+                    Ok(_) => Ok(()),
                     Err(e) => Err(Failure::Retry(format!("cannot commit its writes: {e}"))),
                 },
             };

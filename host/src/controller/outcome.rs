@@ -199,7 +199,15 @@ pub async fn permanent(run: &Attachment, key: &ObjectKey, handled: Option<u64>, 
 
 async fn write_status(run: &Attachment, key: &ObjectKey, entry: &ReconcileStatus) {
     let store = run.context.store.as_ref();
-    if let Err(e) = status::write(store, key.kind(), key.name(), &run.info.name, entry).await {
-        tracing::warn!(reactor = %run.info.name, object = %key, error = %e, "cannot write the reconcile status");
+    match status::write(store, key.kind(), key.name(), &run.info.name, entry).await {
+        // The next run starts from an object that shows it (a failed run leaves nothing
+        // else of itself).
+        Ok(Some(revision)) => run
+            .keys
+            .committed(key, std::iter::once((key.kind(), revision))),
+        Ok(None) => {}
+        Err(e) => {
+            tracing::warn!(reactor = %run.info.name, object = %key, error = %e, "cannot write the reconcile status");
+        }
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// How long a read waits for a cache to show the callback's earlier writes before it reads
 /// the store instead.
-const CACHE_WAIT: Duration = Duration::from_secs(1);
+pub(super) const CACHE_WAIT: Duration = Duration::from_secs(1);
 
 /// The writes of one callback so far, as a [`Store`] the callback reads and writes through.
 /// Every write is decided at once by the store's own rules (so a refusal reaches the guest
