@@ -123,10 +123,11 @@ impl ReportRelay {
                 reactor.on_agent_status(&current, &report).await
             };
             // Only a call that succeeded commits what it wrote: a failed one (an error, a
-            // crash) leaves nothing.
-            let reaction = match reaction {
-                Err(failure) => Err(failure),
-                Ok(_) => match context.store.commit(pending.take()).await {
+            // write over its limit, a crash) leaves nothing.
+            let reaction = match (pending.over_limit(), reaction) {
+                (Some(message), _) => Err(Failure::Permanent(message)),
+                (None, Err(failure)) => Err(failure),
+                (None, Ok(_)) => match context.store.commit(pending.take()).await {
                     Ok(_) => Ok(()),
                     Err(e) => Err(Failure::Retry(format!("cannot commit its writes: {e}"))),
                 },

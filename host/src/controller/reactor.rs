@@ -29,7 +29,7 @@ pub enum Action {
 }
 
 /// Why a callback failed. A failed callback leaves none of its writes, whether it returned an
-/// error or crashed.
+/// error, went over its limit of writes or crashed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Failure {
     /// The reactor asked to be called again later.

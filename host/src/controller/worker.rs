@@ -155,6 +155,11 @@ async fn attempt_run(
             Decision::Release => Ok(Action::Done),
         }
     };
+    // A callback refused a write for its limit fails for good, whatever it returned.
+    let reaction = match pending.over_limit() {
+        Some(message) => Err(Failure::Permanent(message)),
+        None => reaction,
+    };
     let seconds = started.elapsed().as_secs_f64();
     metrics::histogram!("reconcile_time_seconds", "component" => name.to_owned()).record(seconds);
     let result = match &reaction {
@@ -213,7 +218,7 @@ async fn finish(
         Err(failure) => failure,
     };
     // A failed callback keeps none of its writes (its transaction is all or none): one that
-    // returned an error or crashed alike.
+    // returned an error, went over its limit or crashed alike.
     match failure {
         Failure::Retry(message) | Failure::Crashed(message) => {
             outcome::retry(run, key, &message).await;

@@ -1,6 +1,7 @@
 //! What lands of a callback's writes, with a native reactor that publishes items through the
 //! callback's store as a guest's `nimbus.publish` calls do: a callback that returns an error
-//! keeps none of them.
+//! keeps none of them; one refused a write over its limit keeps none, whatever it returns,
+//! and fails for good naming the setting.
 
 use async_trait::async_trait;
 use reactor_host::controller::{
@@ -211,4 +212,47 @@ async fn a_callback_that_returns_an_error_keeps_none_of_its_writes() {
     .await;
     assert_eq!(item_count(w.store.as_ref(), "t").await, 5);
     assert_eq!(object.status["published"], 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callback_over_its_limit_keeps_none_of_its_writes_and_fails_for_good() {
+    let w = world();
+    let context = EngineContext::new(w.store.clone(), ObjectLocks::default());
+    let publisher = Publisher::new(&context, false);
+    let _controller = Reconciler::start(publisher.clone(), context, options(10));
+    // It goes on past the refusal of its 11th write and returns `done`: nothing lands anyway.
+    let spec = json!({"count": 25, "ignoreRefusals": true});
+    apply_thing(w.store.as_ref(), "big", spec).await;
+    let object = until(w.store.as_ref(), "big", "a permanent error", |o| {
+        reconcile(o).permanent
+    })
+    .await;
+    let error = reconcile(&object).last_error.unwrap_or_default();
+    assert!(
+        error.contains("at most 10 writes") && error.contains("serve --max-callback-writes"),
+        "{error}"
+    );
+    assert_eq!(
+        item_count(w.store.as_ref(), "big").await,
+        0,
+        "no item landed"
+    );
+    assert!(
+        object.status.get("published").is_none(),
+        "{}",
+        object.status
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        publisher.calls(),
+        1,
+        "not retried: it would fail the same way"
+    );
+    // Within the limit (9 items and its status), the same reactor succeeds.
+    apply_thing(w.store.as_ref(), "big", json!({"count": 9})).await;
+    until(w.store.as_ref(), "big", "success", |o| {
+        reconcile(o).observed_generation == Some(2) && reconcile(o).last_error.is_none()
+    })
+    .await;
+    assert_eq!(item_count(w.store.as_ref(), "big").await, 9);
 }
