@@ -1,20 +1,27 @@
 //! What lands of a callback's writes, with a native reactor that publishes items through the
 //! callback's store as a guest's `nimbus.publish` calls do: a callback that returns an error
 //! keeps none of them; one refused a write over its limit keeps none, whatever it returns,
-//! and fails for good naming the setting.
+//! and fails for good naming the setting; a list longer than the limit goes out a batch per
+//! run over requeues, and is withdrawn within the limit when its owner is deleted, on a store
+//! that refuses larger transactions (as etcd does).
 
 use async_trait::async_trait;
 use reactor_host::controller::{
     Action, Backoff, ControllerOptions, EngineContext, Failure, ObjectLocks, Reaction, Reactor,
     ReactorInfo, Reconciler, status,
 };
-use reactor_host::nimbus::{ItemTarget, NimbusError, Owner, items_of, publish};
-use reactor_host::object::{ApplyRequest, Object};
-use reactor_host::store::{EmbeddedStore, EmbeddedStoreOptions, Store, update_status};
+use reactor_host::nimbus::{ITEM_KIND, ItemTarget, NimbusError, Owner, items_of, publish};
+use reactor_host::object::{ApplyRequest, Object, Revision, Selector};
+use reactor_host::store::{
+    Applied, EmbeddedStore, EmbeddedStoreOptions, Listing, Store, StoreError, WatchStream, Write,
+    Written, targets, update_status,
+};
+use reactor_testkit::eventually_async;
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
 const NAME: &str = "publisher";
 
 /// Publishes the items `<name>/<i>` for `i` below `spec.count` and records in
@@ -102,6 +109,48 @@ impl Reactor for Publisher {
     }
     async fn on_delete(&self, _: &Object) -> Reaction {
         Ok(Action::Done)
+    }
+}
+
+/// A store that refuses a transaction of more than `most` objects, as etcd refuses one over
+/// its `--max-txn-ops`, and counts the transactions that wrote items.
+struct Capped {
+    inner: Arc<dyn Store>,
+    most: usize,
+    item_commits: AtomicUsize,
+}
+
+#[async_trait]
+impl Store for Capped {
+    async fn get(&self, kind: &str, name: &str) -> Result<Option<Object>, StoreError> {
+        self.inner.get(kind, name).await
+    }
+    async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError> {
+        self.inner.list(kind, selector).await
+    }
+    async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError> {
+        self.inner.apply(requests).await
+    }
+    async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {
+        let objects = targets(&writes);
+        if objects.len() > self.most {
+            return Err(StoreError::TxnTooLarge(format!(
+                "{} objects, over {}",
+                objects.len(),
+                self.most
+            )));
+        }
+        let written = self.inner.commit(writes).await?;
+        if objects.iter().any(|key| key.kind() == ITEM_KIND) {
+            self.item_commits.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(written)
+    }
+    async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {
+        self.inner.watch(kind, from).await
+    }
+    async fn revision(&self) -> Result<Revision, StoreError> {
+        self.inner.revision().await
     }
 }
 
@@ -255,4 +304,40 @@ async fn a_callback_over_its_limit_keeps_none_of_its_writes_and_fails_for_good()
     })
     .await;
     assert_eq!(item_count(w.store.as_ref(), "big").await, 9);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_over_the_limit_goes_out_over_requeues_and_is_withdrawn_within_it() {
+    let w = world();
+    // The callback's limit, its object and nothing more: etcd's bound with a guard of 1.
+    let limit = 10;
+    let capped = Arc::new(Capped {
+        inner: w.store.clone(),
+        most: limit + 1,
+        item_commits: AtomicUsize::new(0),
+    });
+    let context = EngineContext::new(capped.clone(), ObjectLocks::default());
+    let publisher = Publisher::new(&context, true);
+    let _controller = Reconciler::start(publisher.clone(), context, options(limit));
+    // 9 items and the status a run: 35 items in 4 runs.
+    apply_thing(w.store.as_ref(), "long", json!({"count": 35, "batch": 9})).await;
+    let object = until(w.store.as_ref(), "long", "every item published", |o| {
+        o.status["published"] == 35
+    })
+    .await;
+    assert_eq!(reconcile(&object).last_error, None);
+    assert_eq!(item_count(w.store.as_ref(), "long").await, 35);
+    let published_in = capped.item_commits.load(Ordering::SeqCst);
+    assert_eq!(published_in, 4, "a transaction of 9 items a run");
+
+    w.store.delete("Thing", "long", None).await.expect("delete");
+    eventually_async("the object released", Duration::from_secs(10), || {
+        futures::executor::block_on(thing(w.store.as_ref(), "long")).is_none()
+    })
+    .await;
+    assert_eq!(
+        item_count(w.store.as_ref(), "long").await,
+        0,
+        "all withdrawn"
+    );
 }
