@@ -1,8 +1,8 @@
 //! A callback's limit of writes through the real binary, with examples/blocklist-rust under
 //! `serve --max-callback-writes 50`: a list of 180 addresses goes out a batch per run over
-//! requeues, its progress in status, with no error, and its items are withdrawn when it is
-//! deleted; a batch over the limit fails for good naming the setting and keeps none of its
-//! writes.
+//! requeues, its progress in status, with no error; cut to 100, the items left over are
+//! withdrawn over requeues too, and the rest when it is deleted; a batch over the limit
+//! fails for good naming the setting and keeps none of its writes.
 
 use reactor_testkit::policy::apply;
 use reactor_testkit::{Host, eventually, get_json, install, metric, stderr};
@@ -29,15 +29,32 @@ fn start(dir: &Path, batch: usize) -> Host {
     host
 }
 
-fn addresses() -> Vec<String> {
-    (0..ADDRESSES)
+/// The first `count` addresses.
+fn addresses(count: usize) -> Vec<String> {
+    (0..count)
         .map(|i| format!("10.0.{}.{}", i / 256, i % 256))
         .collect()
 }
 
-fn blocklist(name: &str) -> String {
-    let spec = json!({"selector": {"role": "edge"}, "addresses": addresses()});
+fn blocklist(name: &str, count: usize) -> String {
+    let spec = json!({"selector": {"role": "edge"}, "addresses": addresses(count)});
     format!("kind: Blocklist\nname: {name}\nspec: {spec}\n")
+}
+
+/// The items `list` should hold: one per address of its first `count`.
+fn keys(list: &str, count: usize) -> BTreeSet<String> {
+    (addresses(count).iter())
+        .map(|address| format!("blocklist/{list}/{address}"))
+        .collect()
+}
+
+/// The status of `list` once its reactor says it is complete for generation `generation`.
+fn complete(host: &Host, list: &str, generation: u64) -> Value {
+    eventually("the whole list is published", 60, || {
+        let list = host.object("Blocklist", list)?;
+        let status = &list["status"];
+        (status["complete"] == true && status["generation"] == generation).then(|| status.clone())
+    })
 }
 
 /// The keys of the items `list` published.
@@ -69,23 +86,24 @@ fn a_list_over_the_limit_goes_out_over_requeues_and_is_withdrawn_when_deleted() 
     let tmp = tempfile::tempdir().expect("tempdir");
     // 49 addresses and the status a run: 180 in four runs.
     let host = start(tmp.path(), 50);
-    apply(&host, &blocklist("big"));
-    let status = eventually("the whole list is published", 60, || {
-        let list = host.object("Blocklist", "big")?;
-        (list["status"]["complete"] == true).then(|| list["status"].clone())
-    });
+    apply(&host, &blocklist("big", ADDRESSES));
+    let status = complete(&host, "big", 1);
     assert_eq!(status["published"], ADDRESSES, "{status}");
     assert_eq!(status["total"], ADDRESSES, "{status}");
     let reconcile = &status["reconcile"][COMPONENT];
     assert_eq!(reconcile.get("lastError"), None, "{reconcile}");
-    let wanted: BTreeSet<String> = (addresses().iter())
-        .map(|address| format!("blocklist/big/{address}"))
-        .collect();
-    assert_eq!(item_keys(&host, "big"), wanted);
+    assert_eq!(item_keys(&host, "big"), keys("big", ADDRESSES));
     assert_eq!(reconciles(&host, "requeue"), 3.0, "{}", host.metrics());
     assert_eq!(reconciles(&host, "success"), 1.0, "{}", host.metrics());
     assert_eq!(reconciles(&host, "error"), 0.0, "{}", host.metrics());
     assert_eq!(complaints(&host), Vec::<String>::new());
+
+    // Cut to 100: the 80 items left over go, within the batch too.
+    apply(&host, &blocklist("big", 100));
+    let status = complete(&host, "big", 2);
+    assert_eq!(status["total"], 100, "{status}");
+    assert_eq!(item_keys(&host, "big"), keys("big", 100));
+    assert_eq!(reconciles(&host, "error"), 0.0, "{}", host.metrics());
 
     // Its items go with it, in transactions within the limit too.
     let out = host.cli(&["delete", "Blocklist", "big"]);
@@ -101,7 +119,7 @@ fn a_batch_over_the_limit_fails_for_good_and_keeps_none_of_its_writes() {
     let tmp = tempfile::tempdir().expect("tempdir");
     // 59 addresses a run: its 51st write is refused.
     let host = start(tmp.path(), 60);
-    apply(&host, &blocklist("big"));
+    apply(&host, &blocklist("big", ADDRESSES));
     let (list, reconcile) = eventually("the failure shows in status", 60, || {
         let list = host.object("Blocklist", "big")?;
         let reconcile = list["status"]["reconcile"][COMPONENT].clone();
