@@ -8,6 +8,7 @@ mod agent_scheduler; // etcd matrix
 mod agent_state;
 mod agents; // etcd matrix
 mod author_test;
+mod callback_writes; // etcd matrix
 mod cli_bad_input; // etcd matrix
 mod cli_describe;
 mod cli_dry_run;

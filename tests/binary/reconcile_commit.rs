@@ -1,7 +1,7 @@
 //! A reconcile's writes land in one transaction, through the real binary (guests/probe): the
 //! children a callback applies, its status, the reconcile status and the finalizer are all in
 //! the store or none are — across kill -9 in the middle of reconciles, on both backends — and
-//! a callback that crashes after writing leaves nothing.
+//! a callback that crashes, or returns an error, after writing leaves nothing.
 
 use reactor_testkit::policy::apply;
 use reactor_testkit::{Host, eventually, get_json, install};
@@ -160,13 +160,22 @@ fn a_callback_that_crashes_after_writing_leaves_nothing() {
         host.object("ProbeLog", "crashing").is_none(),
         "its log was kept"
     );
-    // A callback that returns its error keeps what it wrote (failTimes counts through it).
+    // A callback that returns its error leaves nothing either: the third call, the first to
+    // succeed, finds no log of the two that failed, and its children are its own.
     apply(
         &host,
         "kind: Probe\nname: failing\nspec: {children: 2, failTimes: 2}\n",
     );
     eventually("failing succeeds on its third call", 60, || {
         let probe = host.object("Probe", "failing")?;
-        (probe["status"]["calls"].as_u64()? == 3).then_some(())
+        (probe["status"]["calls"].as_u64()? == 1).then_some(())
     });
+    let log = host.object("ProbeLog", "failing").expect("its log");
+    assert_eq!(
+        log["spec"]["events"],
+        serde_json::json!(["create:1"]),
+        "{log}"
+    );
+    let children = seen(&host).remove("failing").unwrap_or_default();
+    assert_eq!(children.child_calls, [1, 1], "{children:?}");
 }

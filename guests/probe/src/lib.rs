@@ -1,7 +1,10 @@
 //! Test guest `probe`: watches kind `Probe`, behaves as each object's spec says, and appends
-//! every callback to the object's `ProbeLog` (a kind nobody watches, so reads see the store).
+//! every callback to the object's `ProbeLog` (a kind nobody watches, so reads see the store);
+//! the entry of a callback that fails goes with its other writes.
 //!
-//! Spec (all optional): `failTimes` (fail with a retryable error on the first N calls),
+//! Spec (all optional): `failTimes` (fail with a retryable error until the host's reconcile
+//! status shows N failed attempts in a row: a failed call leaves none of its writes, the log
+//! included, so the probe counts its failures there),
 //! `permanent` (fail permanently), `requeueMs` + `requeueTimes` (ask to run again),
 //! `refuse` (validate refuses with this message), `work` (busy iterations per call),
 //! `children` (apply that many `ProbeChild` objects `<name>-<i>` in each call), `crash` (trap
@@ -51,6 +54,14 @@ fn read_log(name: &str) -> Result<Log, Error> {
     })
 }
 
+/// The failed attempts in a row the host recorded for this reactor on `obj`.
+fn failed_attempts(obj: &Object) -> u64 {
+    let status: Option<serde_json::Value> = obj.status().ok().flatten();
+    (status.as_ref())
+        .and_then(|s| s["reconcile"]["probe"]["attempts"].as_u64())
+        .unwrap_or(0)
+}
+
 /// Runs one callback: marks the object busy, logs, behaves as the spec says.
 fn call(obj: &Object, event: String) -> Result<Action, Error> {
     let spec: Spec = obj.spec().unwrap_or_default();
@@ -82,9 +93,11 @@ fn call(obj: &Object, event: String) -> Result<Action, Error> {
             obj.name
         )));
     }
-    if calls <= spec.fail_times {
+    let failed = failed_attempts(obj);
+    if failed < spec.fail_times {
         return Err(Error::retry(format!(
-            "failing call {calls} of {}",
+            "failing call {} of {}",
+            failed + 1,
             spec.fail_times
         )));
     }

@@ -85,6 +85,13 @@ pub struct ServeArgs {
     /// On etcd: the etcd server's `--max-request-bytes`, checked the same way.
     #[arg(long, default_value_t = 1536 << 10)]
     pub etcd_max_request_bytes: usize,
+    /// The most writes one callback may make: each `publish`, `unpublish`, `store.apply`,
+    /// `store.delete` and `set-status` that changes something counts one. They commit in one
+    /// transaction when it returns; one write more fails the callback, keeping none of them.
+    /// Default 1000; on etcd at most --etcd-max-txn-ops less 2 (the callback's object and the
+    /// replica's guard are in its transaction too), which is the default there when lower.
+    #[arg(long, value_parser = parse_writes)]
+    pub max_callback_writes: Option<usize>,
     /// When a component's new version starts serving, the objects its reactor watches are
     /// reconciled again at this many per second, behind fresh events (the config file's
     /// `rollout.rate` overrides it).
@@ -110,9 +117,40 @@ fn parse_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_writes(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(writes) if writes > 0 => Ok(writes),
+        _ => Err(format!("{text:?} is not a number of writes above 0")),
+    }
+}
+
+/// The most writes one callback may make: `--max-callback-writes`, within what one etcd
+/// transaction holds when the store is etcd.
+fn callback_writes(args: &ServeArgs) -> anyhow::Result<usize> {
+    let default = ControllerOptions::default().max_writes;
+    if args.store.is_none() {
+        return Ok(args.max_callback_writes.unwrap_or(default));
+    }
+    // A callback's transaction holds its writes, a check of its object and the replica's guard.
+    let most = args.etcd_max_txn_ops.saturating_sub(2);
+    match args.max_callback_writes {
+        _ if most == 0 => anyhow::bail!(
+            "--etcd-max-txn-ops {} leaves no room for a callback's writes: it takes at least 3",
+            args.etcd_max_txn_ops
+        ),
+        None => Ok(default.min(most)),
+        Some(writes) if writes <= most => Ok(writes),
+        Some(writes) => anyhow::bail!(
+            "--max-callback-writes {writes} is more than one etcd transaction holds with --etcd-max-txn-ops {}: at most {most} (raise etcd's --max-txn-ops and --etcd-max-txn-ops first)",
+            args.etcd_max_txn_ops
+        ),
+    }
+}
+
 pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()> {
     global.refuse("serve", &["--server", "--token", "--token-file", "--agent"])?;
     args.data = global.data_or("./data");
+    let max_writes = callback_writes(&args)?;
     // Count the loads of the components found at start (compiled or from the cache).
     crate::api::server::install_metrics();
     let (store, token, etcd) = open_store(&args).await?;
@@ -133,6 +171,7 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     };
     let options = ControllerOptions {
         rollout_rate: args.rollout_rate,
+        max_writes,
         ..ControllerOptions::default()
     };
     let engine = Engine::with_locks(engine_store, options, locks);
@@ -249,4 +288,43 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    /// The limit `serve ARGS` gives a callback's writes, or why it refuses to start.
+    fn limit(args: &[&str]) -> Result<usize, String> {
+        let cli = Cli::try_parse_from(std::iter::once("serve").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        callback_writes(&cli.serve).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_callbacks_limit_of_writes_is_the_flag_within_one_etcd_transaction() {
+        assert_eq!(limit(&[]), Ok(1000));
+        assert_eq!(limit(&["--max-callback-writes", "50000"]), Ok(50_000));
+        let etcd = ["--store", "etcd://127.0.0.1:2379"];
+        assert_eq!(limit(&etcd), Ok(126), "etcd's 128 operations less 2");
+        let raised = [&etcd[..], &["--etcd-max-txn-ops", "10000"]].concat();
+        assert_eq!(limit(&raised), Ok(1000));
+        let lower = [&etcd[..], &["--max-callback-writes", "50"]].concat();
+        assert_eq!(limit(&lower), Ok(50));
+        let over = [&etcd[..], &["--max-callback-writes", "127"]].concat();
+        let error = limit(&over).expect_err("over etcd's bound");
+        assert!(
+            error.contains("--max-callback-writes 127") && error.contains("at most 126"),
+            "{error}"
+        );
+        let error = limit(&["--max-callback-writes", "0"]).expect_err("zero");
+        assert!(error.contains("not a number of writes above 0"), "{error}");
+    }
 }

@@ -122,11 +122,13 @@ impl ReportRelay {
                     .open(&self.reactor, owner, pending.clone());
                 reactor.on_agent_status(&current, &report).await
             };
-            // A crashed call leaves nothing; one that returned commits what it wrote.
-            let reaction = match reaction {
-                Err(Failure::Crashed(message)) => Err(Failure::Crashed(message)),
-                returned => match context.store.commit(pending.take()).await {
-                    Ok(_) => returned.map(|_| ()),
+            // Only a call that succeeded commits what it wrote: a failed one (an error, a
+            // write over its limit, a crash) leaves nothing.
+            let reaction = match (pending.over_limit(), reaction) {
+                (Some(message), _) => Err(Failure::Permanent(message)),
+                (None, Err(failure)) => Err(failure),
+                (None, Ok(_)) => match context.store.commit(pending.take()).await {
+                    Ok(_) => Ok(()),
                     Err(e) => Err(Failure::Retry(format!("cannot commit its writes: {e}"))),
                 },
             };

@@ -319,6 +319,10 @@ fn nimbus_error(error: nimbus::NimbusError) -> NimbusError {
     match error {
         nimbus::NimbusError::Invalid(m) => NimbusError::Invalid(m),
         nimbus::NimbusError::Denied(m) => NimbusError::Denied(m),
+        // Over the callback's limit of writes: retrying within the callback cannot help.
+        nimbus::NimbusError::Store(e @ StoreError::TxnTooLarge(_)) => {
+            NimbusError::Invalid(e.to_string())
+        }
         nimbus::NimbusError::Store(e) => NimbusError::Unavailable(e.to_string()),
     }
 }

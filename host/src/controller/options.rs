@@ -15,7 +15,8 @@ pub struct ControllerOptions {
     pub max_rate: f64,
     /// How soon an object locked by another callback is tried again.
     pub lock_retry: Duration,
-    /// The most writes one callback may hold (they commit in one transaction at its end).
+    /// The most writes one callback may make (`serve --max-callback-writes`): they commit in
+    /// one transaction when it returns, with the host's own.
     pub max_writes: usize,
     /// Re-reconciles per second when a new version rolls out (`serve --rollout-rate`; the
     /// config file's `rollout.rate` overrides it).

@@ -8,8 +8,9 @@ use super::finalizers;
 use super::pending::Pending;
 use super::reactor::Action;
 use super::status::{self, ReconcileStatus};
+use crate::nimbus::{ITEM_KIND, REPORT_KIND, owner_selector};
 use crate::object::{Object, ObjectKey};
-use crate::store::{StoreError, targets};
+use crate::store::{Store, StoreError, Write, targets};
 use std::sync::Arc;
 
 /// How one run of a callback ended.
@@ -83,13 +84,12 @@ async fn deleted(
         _ => None,
     };
     // The owner is going: so are the items it published.
-    if let Err(e) = crate::nimbus::unpublish_all(pending, key.kind(), key.name()).await {
-        retry(
-            run,
-            key,
-            &format!("cannot withdraw the published items: {e}"),
-        )
-        .await;
+    if let Err(e) = withdraw_all(run, key, current.as_deref(), pending).await {
+        if e.is_conflict() || matches!(e.root(), StoreError::NotFound { .. }) {
+            return Ran::Conflict(e.to_string());
+        }
+        let message = format!("cannot withdraw the published items: {e}");
+        retry(run, key, &message).await;
         return Ran::Done;
     }
     if let Some(object) = &current
@@ -105,6 +105,56 @@ async fn deleted(
     landed(run, key);
     run.keys.delete_handled(key, uid);
     Ran::Done
+}
+
+/// Withdraws the items `key` published and the agents' reports on them. Those the run's
+/// transaction has no room for go first, in transactions of at most the callback limit
+/// (each lands only if the object is still as the run saw it: `current`); the rest, with
+/// those the callback wrote, are withdrawn in the run's transaction.
+async fn withdraw_all(
+    run: &Attachment,
+    key: &ObjectKey,
+    current: Option<&Object>,
+    pending: &Pending,
+) -> Result<(), StoreError> {
+    let selector = owner_selector(key.kind(), key.name());
+    let mut published = Vec::new();
+    for kind in [ITEM_KIND, REPORT_KIND] {
+        // As the run reads them: with what the callback wrote.
+        published.extend(pending.list(kind, &selector).await?.items);
+    }
+    let beyond = published.len().saturating_sub(pending.room());
+    let (mut first, mut rest) = (Vec::new(), Vec::new());
+    for object in published {
+        // What the callback wrote can only go with the rest of its writes.
+        match first.len() < beyond && pending.staged(&object.key()).is_none() {
+            true => first.push(object),
+            false => rest.push(object),
+        }
+    }
+    let seen = Write::Check {
+        kind: key.kind().to_owned(),
+        name: key.name().to_owned(),
+        expected: current.map(|o| o.meta.revision),
+    };
+    let store = run.context.store.as_ref();
+    for batch in first.chunks(run.options.max_writes.max(1)) {
+        let deletes = batch.iter().map(|o| Write::Delete {
+            kind: o.kind.clone(),
+            name: o.name.clone(),
+            expected: Some(o.meta.revision),
+        });
+        store
+            .commit(std::iter::once(seen.clone()).chain(deletes).collect())
+            .await?;
+    }
+    for object in rest {
+        match pending.delete(&object.kind, &object.name, None).await {
+            Ok(_) | Err(StoreError::NotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// The run's writes landed: the object leaves the queue (an event says so after failures).
@@ -199,7 +249,15 @@ pub async fn permanent(run: &Attachment, key: &ObjectKey, handled: Option<u64>, 
 
 async fn write_status(run: &Attachment, key: &ObjectKey, entry: &ReconcileStatus) {
     let store = run.context.store.as_ref();
-    if let Err(e) = status::write(store, key.kind(), key.name(), &run.info.name, entry).await {
-        tracing::warn!(reactor = %run.info.name, object = %key, error = %e, "cannot write the reconcile status");
+    match status::write(store, key.kind(), key.name(), &run.info.name, entry).await {
+        // The next run starts from an object that shows it (a failed run leaves nothing
+        // else of itself).
+        Ok(Some(revision)) => run
+            .keys
+            .committed(key, std::iter::once((key.kind(), revision))),
+        Ok(None) => {}
+        Err(e) => {
+            tracing::warn!(reactor = %run.info.name, object = %key, error = %e, "cannot write the reconcile status");
+        }
     }
 }

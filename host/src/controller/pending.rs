@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// How long a read waits for a cache to show the callback's earlier writes before it reads
 /// the store instead.
-const CACHE_WAIT: Duration = Duration::from_secs(1);
+pub(super) const CACHE_WAIT: Duration = Duration::from_secs(1);
 
 /// The writes of one callback so far, as a [`Store`] the callback reads and writes through.
 /// Every write is decided at once by the store's own rules (so a refusal reaches the guest
@@ -25,7 +25,8 @@ pub struct Pending {
     /// Caches to read from instead of `base`, where one runs.
     cache: Option<CachedReads>,
     state: Mutex<Staged>,
-    /// The most writes one callback may hold.
+    /// The most writes the callback may make while it runs (`serve --max-callback-writes`):
+    /// each write that changes an object counts, the host's own before and after it do not.
     limit: usize,
 }
 
@@ -62,6 +63,12 @@ struct Staged {
     /// with the cache they came from.
     known: HashMap<ObjectKey, Option<Arc<Object>>>,
     writes: Vec<Write>,
+    /// Whether the callback runs: its writes count against the limit.
+    counting: bool,
+    /// The writes the callback made that change something.
+    counted: usize,
+    /// Why a write of the callback was refused for the limit: it then fails, keeping nothing.
+    over_limit: Option<String>,
 }
 
 impl Pending {
@@ -104,6 +111,17 @@ impl Pending {
     /// Whether the transaction changes anything (more than checks).
     pub fn writes_anything(&self) -> bool {
         (self.state.lock().writes.iter()).any(|w| !matches!(w, Write::Check { .. }))
+    }
+
+    /// How many more writes the callback may make (what its transaction has room for).
+    pub fn room(&self) -> usize {
+        self.limit.saturating_sub(self.state.lock().counted)
+    }
+
+    /// Why a write of the callback was refused for the limit, if one was: a callback over the
+    /// limit fails for good whatever it returns, and none of its writes land.
+    pub fn over_limit(&self) -> Option<String> {
+        self.state.lock().over_limit.clone()
     }
 
     /// The writes kept so far, in order; the callback's transaction.
@@ -158,14 +176,17 @@ impl Pending {
         Ok(read)
     }
 
-    fn room_for(&self, state: &Staged, more: usize) -> Result<(), StoreError> {
-        if state.writes.len() + more > self.limit {
-            return Err(StoreError::TxnTooLarge(format!(
-                "one callback may write at most {} times: split the work over several objects or requeues",
-                self.limit
-            )));
+    /// Refuses `more` writes of the callback over its limit, and remembers the refusal.
+    fn room_for(&self, state: &mut Staged, more: usize) -> Result<(), StoreError> {
+        if !state.counting || state.counted + more <= self.limit {
+            return Ok(());
         }
-        Ok(())
+        let message = format!(
+            "one callback may make at most {} writes (serve --max-callback-writes): none of this one's are kept; write the rest in later runs (requeue-after)",
+            self.limit
+        );
+        state.over_limit.get_or_insert_with(|| message.clone());
+        Err(StoreError::TxnTooLarge(message))
     }
 
     /// Decides `writes` on what the callback sees now and keeps them, all or none. The
@@ -190,7 +211,12 @@ impl Pending {
             changes.push(write.plan(before.as_deref()).map_err(|e| at(i, e))?);
         }
         let mut state = self.state.lock();
-        self.room_for(&state, writes.len())?;
+        // Only writes that change something count: a reactor may restate what it wrote before.
+        let changing = changes.iter().filter(|c| c.is_some()).count();
+        self.room_for(&mut state, changing)?;
+        if state.counting {
+            state.counted += changing;
+        }
         let mut written = Vec::with_capacity(writes.len());
         for ((write, before), change) in writes.into_iter().zip(befores).zip(changes) {
             let key = write.key();
@@ -274,20 +300,23 @@ pub struct Callbacks {
 
 impl Callbacks {
     /// Holds the writes of `component`'s callback on `key` in `pending` until the returned
-    /// guard drops (the callback ended, failed or was cancelled).
+    /// guard drops (the callback ended, failed or was cancelled); they count against its
+    /// limit meanwhile.
     pub fn open<'a>(
         &'a self,
         component: &'a str,
         key: &'a ObjectKey,
         pending: Arc<Pending>,
     ) -> Open<'a> {
+        pending.state.lock().counting = true;
         self.running
             .lock()
-            .insert((component.to_owned(), key.clone()), pending);
+            .insert((component.to_owned(), key.clone()), pending.clone());
         Open {
             callbacks: self,
             component,
             key,
+            pending,
         }
     }
 
@@ -305,10 +334,13 @@ pub struct Open<'a> {
     callbacks: &'a Callbacks,
     component: &'a str,
     key: &'a ObjectKey,
+    pending: Arc<Pending>,
 }
 
 impl Drop for Open<'_> {
     fn drop(&mut self) {
+        // What the host writes from here on (statuses, finalizers) is its own.
+        self.pending.state.lock().counting = false;
         self.callbacks
             .running
             .lock()

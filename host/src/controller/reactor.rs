@@ -28,8 +28,8 @@ pub enum Action {
     RequeueAfter(Duration),
 }
 
-/// Why a callback failed. A callback that returned an error keeps what it wrote before (its
-/// writes commit with the error); one that crashed leaves nothing.
+/// Why a callback failed. A failed callback leaves none of its writes, whether it returned an
+/// error, went over its limit of writes or crashed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Failure {
     /// The reactor asked to be called again later.

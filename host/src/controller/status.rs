@@ -3,7 +3,7 @@
 //! with compare-and-swap, so it never overwrites a concurrent change; the reactor's own
 //! status keys are kept beside it.
 
-use crate::object::Object;
+use crate::object::{Object, Revision};
 pub use crate::store::update_status;
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -85,19 +85,20 @@ pub fn merge_reactor_status(current: &Value, set: Value) -> Value {
     Value::Object(map)
 }
 
-/// Writes `reactor`'s reconcile entry.
+/// Writes `reactor`'s reconcile entry; answers the object's revision after it (`None`: the
+/// object is gone).
 pub async fn write(
     store: &dyn Store,
     kind: &str,
     name: &str,
     reactor: &str,
     entry: &ReconcileStatus,
-) -> Result<(), StoreError> {
+) -> Result<Option<Revision>, StoreError> {
     update_status(store, kind, name, |status| {
         with_entry(status, reactor, entry)
     })
     .await
-    .map(|_| ())
+    .map(|written| written.map(|o| o.meta.revision))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use super::decide::{Decision, decide};
 use super::finalizers::{self, finalizer_of};
 use super::key_state::RunStart;
 use super::outcome::{self, Ran};
-use super::pending::{CachedReads, Pending};
+use super::pending::{CACHE_WAIT, CachedReads, Pending};
 use super::reactor::{Action, Failure, Reaction};
 use super::rollout_steps;
 use crate::object::{Object, ObjectKey};
@@ -45,6 +45,12 @@ async fn process(run: &Attachment, key: &ObjectKey) {
     let Some(reflector) = run.reflectors.get(key.kind()) else {
         return;
     };
+    // The object as this controller last wrote it (a commit, a reconcile status), once the
+    // cache shows that; past the wait a stale object costs a lost race at commit instead.
+    let at = (run.keys.committed_at(key).into_iter())
+        .find(|(kind, _)| kind == key.kind())
+        .map_or(0, |(_, at)| at);
+    let _ = tokio::time::timeout(CACHE_WAIT, reflector.reached(at)).await;
     let mut current = reflector.get(key.name());
     rollout_steps::before_run(run, key, current.as_deref());
     let start = run
@@ -149,6 +155,11 @@ async fn attempt_run(
             Decision::Release => Ok(Action::Done),
         }
     };
+    // A callback refused a write for its limit fails for good, whatever it returned.
+    let reaction = match pending.over_limit() {
+        Some(message) => Err(Failure::Permanent(message)),
+        None => reaction,
+    };
     let seconds = started.elapsed().as_secs_f64();
     metrics::histogram!("reconcile_time_seconds", "component" => name.to_owned()).record(seconds);
     let result = match &reaction {
@@ -182,7 +193,8 @@ async fn attempt_run(
     ran
 }
 
-/// Hands a callback's result, from `version`, to the outcome rules, which commit its writes.
+/// Hands a callback's result, from `version`, to the outcome rules, which commit its writes
+/// if it succeeded.
 #[allow(clippy::too_many_arguments)]
 async fn finish(
     run: &Attachment,
@@ -205,12 +217,8 @@ async fn finish(
         }
         Err(failure) => failure,
     };
-    // What a callback wrote before it returned its error lands; a crashed one's is dropped.
-    if !matches!(failure, Failure::Crashed(_))
-        && let Err(ran) = outcome::commit_writes(run, key, pending).await
-    {
-        return ran;
-    }
+    // A failed callback keeps none of its writes (its transaction is all or none): one that
+    // returned an error, went over its limit or crashed alike.
     match failure {
         Failure::Retry(message) | Failure::Crashed(message) => {
             outcome::retry(run, key, &message).await;

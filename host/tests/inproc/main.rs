@@ -5,6 +5,7 @@
 
 mod controller_engine;
 mod controller_rollout;
+mod controller_writes;
 mod descriptors_wasm;
 mod kvscheduler_wasm;
 mod ligato;
