@@ -25,7 +25,7 @@ step sdk scripts/test-sdk.sh
 # server they start gets an etcd of its own; a failure of the first run does not hide what
 # this one finds. `--workspace` keeps the features of the build above, so nothing is rebuilt.
 step etcd env REACTOR_TEST_STORE=etcd cargo test --workspace --no-fail-fast --test binary "$@" -- \
-    agent_scheduler:: agents:: cli_bad_input:: cli_flow:: cli_objects:: components_api:: faults:: \
+    agent_scheduler:: agents:: cli_bad_input:: cli_flow:: callback_writes:: cli_objects:: components_api:: faults:: \
     engine_wasm:: harden:: openapi:: ownership:: reconcile_commit:: status_api::
 # Components built against reactor:host@0.1.0 still behave as before: the agents suite again
 # with the Policy reactor kept from that version (tests/fixtures/reactor-host-0.1.0/).
