@@ -19,8 +19,9 @@ impl RolloutSink for RuntimeSink {
         let (runtime, name, version) =
             (self.runtime.clone(), self.name.clone(), version.to_owned());
         tokio::spawn(async move {
-            if let Err(e) = runtime.roll_back(&name, &version, &reason).await {
-                tracing::warn!(component = %name, error = %e, "rollback failed");
+            match runtime.rejection(&name, &version, &reason) {
+                Ok(rejection) => runtime.reject(&name, rejection).await,
+                Err(e) => tracing::warn!(component = %name, error = %e, "rollback failed"),
             }
         });
     }
