@@ -4,7 +4,7 @@
 
 use super::rollbacks::record_rollback;
 use super::rollout::RolloutSink;
-use crate::runtime::{RolloutInfo, Runtime};
+use crate::runtime::{RolloutInfo, Runtime, version_of};
 use crate::store::Store;
 use std::sync::Arc;
 
@@ -26,6 +26,15 @@ impl RolloutSink for RuntimeSink {
         tokio::spawn(async move {
             let rejection = match runtime.rejection(&name, &version, &reason) {
                 Ok(rejection) => rejection,
+                // Rolled back already, by another replica's record.
+                Err(_)
+                    if runtime
+                        .rejections()
+                        .get(&name)
+                        .is_some_and(|r| version_of(&r.sha256) == version) =>
+                {
+                    return;
+                }
                 Err(e) => {
                     tracing::warn!(component = %name, error = %e, "rollback failed");
                     return;
