@@ -217,6 +217,13 @@ impl Client {
             .await
     }
 
+    /// Clears the rollback of component `name`: the version rolled back may serve again.
+    pub async fn clear_rollback(&self, name: &str) -> Result<bool, ClientError> {
+        let path = format!("/v1/components/{name}/rollback");
+        self.json(self.request(reqwest::Method::DELETE, &path))
+            .await
+    }
+
     /// GET of any JSON path with query parameters (the agent's API uses it too).
     pub async fn get_json<T: DeserializeOwned>(
         &self,

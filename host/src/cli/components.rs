@@ -1,13 +1,17 @@
-//! `reactor-host components`: the loaded components and their state.
+//! `reactor-host components`: the loaded components and their state; `components
+//! clear-rollback NAME` lets a version rolled back serve again.
 
 use super::client_args::{ClientArgs, explain};
 use super::output::{Output, parse_output};
 use super::table::render;
 use crate::runtime::ComponentInfo;
-use clap::Args;
+use clap::{Args, Subcommand};
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct ComponentsArgs {
+    #[command(subcommand)]
+    pub command: Option<ComponentsCommand>,
     /// table, json, yaml, or jsonpath=TEMPLATE.
     #[arg(short = 'o', long, value_parser = parse_output, default_value = "table")]
     pub output: Output,
@@ -16,7 +20,28 @@ pub struct ComponentsArgs {
     pub json: bool,
 }
 
+#[derive(Debug, Subcommand)]
+pub enum ComponentsCommand {
+    /// Let the version of NAME that was rolled back serve again: its rollback record goes
+    /// (on every server sharing the store) and its file is loaded again.
+    ClearRollback {
+        /// The component (its file name without `.wasm`).
+        name: String,
+    },
+}
+
 pub async fn run(args: ComponentsArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    if let Some(ComponentsCommand::ClearRollback { name }) = &args.command {
+        global
+            .client()?
+            .clear_rollback(name)
+            .await
+            .map_err(explain)?;
+        println!(
+            "rollback of {name} cleared: its file is loaded again (see `reactor-host components`)"
+        );
+        return Ok(());
+    }
     let components = global.client()?.components().await.map_err(explain)?;
     let output = if args.json { Output::Json } else { args.output };
     match output.render(&components)? {

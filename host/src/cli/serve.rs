@@ -3,7 +3,7 @@
 use super::client_args::ClientArgs;
 use crate::api::server::ComponentsApi;
 use crate::api::{Server, ServerConfig, token};
-use crate::controller::{Admitter, ControllerOptions, Engine, EngineHost, ObjectLocks};
+use crate::controller::{Admitter, ControllerOptions, Engine, EngineHost, ObjectLocks, Rollbacks};
 use crate::nimbus::FanoutLimits;
 use crate::runtime::{Runtime, RuntimeConfig, World};
 use crate::store::Shards;
@@ -177,7 +177,15 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     let engine = Engine::with_locks(engine_store, options, locks);
     let mut runtime_config = RuntimeConfig::new(&args.data);
     runtime_config.host = Arc::new(EngineHost::new(engine.context().clone()));
+    // The serving and replaced versions of each component, so that one rolled back to
+    // serves again after a restart.
+    runtime_config.versions_dir = Some(args.data.join("versions"));
     let runtime = Runtime::new(runtime_config)?;
+    // The versions rolled back (here, before a restart, or by another replica) before any
+    // component loads, then as they are recorded or cleared.
+    let _rollbacks = Rollbacks::follow(store.clone(), runtime.clone())
+        .await
+        .context("cannot read the rollbacks recorded in the store")?;
     if let Some(path) = &args.config {
         runtime.watch_config(path).await?;
     }

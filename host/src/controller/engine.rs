@@ -207,6 +207,7 @@ impl Engine {
             sink: Arc::new(RuntimeSink {
                 runtime: runtime.clone(),
                 name: name.to_owned(),
+                store: self.context.store.clone(),
             }),
         };
         if let Some(attached) = self.attached().get(name) {

@@ -1,13 +1,18 @@
-//! A rollout's progress and rollbacks, handed to the runtime: `components` shows the one, the
-//! other serves the previous version again.
+//! A rollout's progress and rollbacks, handed to the runtime: `components` shows the one; the
+//! other is recorded in the store (so no restart and no other replica serves the version
+//! again) and the previous version serves again.
 
+use super::rollbacks::record_rollback;
 use super::rollout::RolloutSink;
-use crate::runtime::{RolloutInfo, Runtime};
+use crate::runtime::{RolloutInfo, Runtime, version_of};
+use crate::store::Store;
+use std::sync::Arc;
 
-/// The rollout sink of component `name` of `runtime`.
+/// The rollout sink of component `name` of `runtime`, recording rollbacks in `store`.
 pub struct RuntimeSink {
     pub runtime: Runtime,
     pub name: String,
+    pub store: Arc<dyn Store>,
 }
 
 impl RolloutSink for RuntimeSink {
@@ -16,12 +21,31 @@ impl RolloutSink for RuntimeSink {
     }
 
     fn roll_back(&self, version: &str, reason: String) {
-        let (runtime, name, version) =
-            (self.runtime.clone(), self.name.clone(), version.to_owned());
+        let (runtime, name, store) = (self.runtime.clone(), self.name.clone(), self.store.clone());
+        let version = version.to_owned();
         tokio::spawn(async move {
-            if let Err(e) = runtime.roll_back(&name, &version, &reason).await {
-                tracing::warn!(component = %name, error = %e, "rollback failed");
+            let rejection = match runtime.rejection(&name, &version, &reason) {
+                Ok(rejection) => rejection,
+                // Rolled back already, by another replica's record.
+                Err(_)
+                    if runtime
+                        .rejections()
+                        .get(&name)
+                        .is_some_and(|r| version_of(&r.sha256) == version) =>
+                {
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!(component = %name, error = %e, "rollback failed");
+                    return;
+                }
+            };
+            // Recorded first, so that a crash right after the rollback cannot forget it; a
+            // store that refuses only costs the record, the rollback is made all the same.
+            if let Err(e) = record_rollback(store.as_ref(), &name, &rejection).await {
+                tracing::warn!(component = %name, error = %e, "rollback not recorded: a restart would serve {version} again");
             }
+            runtime.reject(&name, rejection).await;
         });
     }
 }

@@ -100,6 +100,20 @@ pub enum RuntimeError {
         /// Why.
         message: String,
     },
+    /// The file's version was rolled back and no other version can serve instead.
+    #[error(
+        "version {version} of {name} was rolled back ({reason}) and {why}: nothing serves {name} until another file arrives or the rollback is cleared (reactor-host components clear-rollback {name})"
+    )]
+    RolledBack {
+        /// The component.
+        name: String,
+        /// The version rolled back, as `components` shows it.
+        version: String,
+        /// Why it was rolled back.
+        reason: String,
+        /// Why no other version serves.
+        why: String,
+    },
     /// A component name that cannot be a file name.
     #[error("invalid component name {0:?}: use letters, digits, '-' and '_'")]
     InvalidName(String),

@@ -1,6 +1,7 @@
 //! The runtime's shared state and how a file becomes the version serving: read, hash,
 //! skip when unchanged, prepare (see `compiler`), and only then swap it in. Any failure
-//! leaves the version in service untouched and records the error.
+//! leaves the version in service untouched and records the error. A file whose version was
+//! rolled back does not serve: the version it was rolled back to does, if it can.
 
 use super::cache::sha256_hex;
 use super::compiler::Compiler;
@@ -9,9 +10,10 @@ use super::engine::EpochTicker;
 use super::error::RuntimeError;
 use super::files::{MAX_COMPONENT_BYTES, component_name, is_core_module, read_component};
 use super::registry::{ComponentInfo, Serving, Slot, Slots};
+use super::rollout_info::{Rejection, version_of};
 use super::runtime_config::RuntimeConfig;
-use super::settings::Merge;
-use super::settings::RuntimeSettings;
+use super::settings::{Effective, Merge, RuntimeSettings};
+use super::versions::Versions;
 use super::world::World;
 use parking_lot::{Mutex, RwLock};
 use std::path::Path;
@@ -27,6 +29,8 @@ pub(crate) struct Loader {
     config_error: Mutex<Option<String>>,
     events: broadcast::Sender<ComponentEvent>,
     watchers: Mutex<Vec<notify::RecommendedWatcher>>,
+    /// The wasm of the versions in use, when the config keeps them.
+    pub(crate) versions: Option<Arc<Versions>>,
     _ticker: EpochTicker,
 }
 
@@ -47,6 +51,7 @@ impl Loader {
             config_error: Mutex::new(None),
             events,
             watchers: Mutex::new(Vec::new()),
+            versions: config.versions_dir.map(|dir| Arc::new(Versions::new(dir))),
             _ticker: ticker,
         })
     }
@@ -78,7 +83,8 @@ impl Loader {
     }
 
     /// Loads (or reloads) `path` as a component of `world`. Unchanged files with
-    /// unchanged settings are left alone unless `force`.
+    /// unchanged settings are left alone unless `force`; a file whose version was rolled
+    /// back never serves (see [`Loader::instead`]).
     pub(crate) async fn load_file(
         &self,
         path: &Path,
@@ -97,28 +103,7 @@ impl Loader {
         *slot.file.lock() = path.to_owned();
         let started = Instant::now();
         match self.build(&slot, path, force).await {
-            Ok(Some(serving)) => {
-                let described = serving.described.clone();
-                let sha256 = serving.loaded.sha256.clone();
-                let source = serving.source.as_str();
-                let replaced = slot.current.swap(Some(Arc::new(serving)));
-                if let Some(old) = replaced.filter(|old| old.loaded.sha256 != sha256) {
-                    // Kept for a rollback; a new version clears the last one's.
-                    slot.previous.store(Some(old));
-                    *slot.rejected.lock() = None;
-                    *slot.rolled_back.lock() = None;
-                }
-                slot.set_error(None);
-                metrics::counter!("reactor_component_loads_total", "component" => name.clone())
-                    .increment(1);
-                tracing::info!(component = %name, %sha256, code = source, elapsed_ms = started.elapsed().as_millis() as u64, "component loaded");
-                self.announce(ComponentEvent::Loaded {
-                    name: name.clone(),
-                    world: slot.world,
-                    sha256,
-                    described,
-                });
-            }
+            Ok(Some(serving)) => self.swap_in(&slot, serving, started),
             // The file is the serving version (again, e.g. put back after a broken one).
             Ok(None) => slot.set_error(None),
             Err(e) => {
@@ -133,17 +118,50 @@ impl Loader {
                 return Err(e);
             }
         }
-        Ok(slot.info())
+        Ok(self.slots.info(&slot))
+    }
+
+    /// Puts `serving` in service in `slot` (whose loads the caller holds) and announces it.
+    /// The version it replaces is kept for a rollback, unless that one was rolled back itself
+    /// or `serving` is the kept one coming back.
+    pub(crate) fn swap_in(&self, slot: &Slot, serving: Arc<Serving>, started: Instant) {
+        let described = serving.described.clone();
+        let sha256 = serving.loaded.sha256.clone();
+        let source = serving.source.as_str();
+        let name = &slot.name;
+        let replaced = slot.current.swap(Some(serving.clone()));
+        if let Some(old) = replaced.filter(|old| old.loaded.sha256 != sha256) {
+            let restored = slot
+                .previous
+                .load()
+                .as_ref()
+                .is_some_and(|previous| Arc::ptr_eq(previous, &serving));
+            let rejected = self
+                .slots
+                .rejection(name)
+                .is_some_and(|r| r.sha256 == old.loaded.sha256);
+            slot.previous.store((!restored && !rejected).then_some(old));
+        }
+        slot.set_error(None);
+        metrics::counter!("reactor_component_loads_total", "component" => name.clone())
+            .increment(1);
+        tracing::info!(component = %name, %sha256, code = source, elapsed_ms = started.elapsed().as_millis() as u64, "component loaded");
+        self.announce(ComponentEvent::Loaded {
+            name: name.clone(),
+            world: slot.world,
+            sha256,
+            described,
+        });
     }
 
     /// The version of `path` to swap in; `None` when the file is the one serving (with the
-    /// same settings) or a version rolled back.
+    /// same settings). For a file whose version was rolled back, what serves instead.
     async fn build(
         &self,
         slot: &Slot,
         path: &Path,
         force: bool,
-    ) -> Result<Option<Serving>, RuntimeError> {
+    ) -> Result<Option<Arc<Serving>>, RuntimeError> {
         let file = path.to_owned();
         let bytes = tokio::task::spawn_blocking(move || read_component(&file, MAX_COMPONENT_BYTES))
             .await
@@ -160,6 +178,15 @@ impl Loader {
                 path: path.to_owned(),
                 message: format!("hash task failed: {e}"),
             })?;
+        // Counted in use before it is kept, so no pruning removes it meanwhile.
+        *slot.file_sha256.lock() = Some(sha256.clone());
+        if let Some(rejection) = self
+            .slots
+            .rejection(&slot.name)
+            .filter(|r| r.sha256 == sha256)
+        {
+            return self.instead(slot, &rejection, effective).await;
+        }
         if !force
             && let Some(current) = slot.current.load().as_ref()
             && current.loaded.sha256 == sha256
@@ -168,19 +195,117 @@ impl Loader {
         {
             return Ok(None);
         }
-        if !force && slot.rejected.lock().as_deref() == Some(sha256.as_str()) {
-            // Rolled back: the file's version stays out until another file arrives.
-            return Ok(None);
-        }
         if is_core_module(&bytes) {
             return Err(RuntimeError::CoreModule {
                 path: path.to_owned(),
             });
         }
+        let bytes = match &self.versions {
+            Some(versions) => {
+                let (versions, sha256) = (versions.clone(), sha256.clone());
+                tokio::task::spawn_blocking(move || {
+                    versions.keep(&sha256, &bytes);
+                    bytes
+                })
+                .await
+                .map_err(|e| RuntimeError::Compile {
+                    path: path.to_owned(),
+                    message: format!("keep task failed: {e}"),
+                })?
+            }
+            None => bytes,
+        };
         self.compiler
             .prepare(slot, path, bytes, sha256, effective)
             .await
-            .map(Some)
+            .map(|serving| Some(Arc::new(serving)))
+    }
+
+    /// What serves in `slot` instead of the version `rejection` rolled back, with `effective`
+    /// settings: the version serving, unless it is the rejected one; else the version it was
+    /// rolled back to — still loaded as the previous one, or from the kept versions; else the
+    /// previous one loaded. `None`: the one serving goes on. An error when none can serve.
+    pub(crate) async fn instead(
+        &self,
+        slot: &Slot,
+        rejection: &Rejection,
+        effective: Effective,
+    ) -> Result<Option<Arc<Serving>>, RuntimeError> {
+        let same = |serving: &Arc<Serving>, sha256: &str| {
+            serving.loaded.sha256 == sha256 && serving.loaded.spec.effective == effective
+        };
+        let current = slot.current.load_full();
+        if let Some(current) = current.filter(|c| c.loaded.sha256 != rejection.sha256) {
+            // Another version serves: it goes on, with the settings in force if it can.
+            let sha256 = &current.loaded.sha256;
+            if same(&current, sha256) {
+                return Ok(None);
+            }
+            return self.rebuild(slot, sha256, effective.clone()).await;
+        }
+        let previous = slot.previous.load_full();
+        if let Some(restore) = &rejection.restore {
+            if let Some(previous) = previous.clone().filter(|p| same(p, restore)) {
+                return Ok(Some(previous));
+            }
+            if let Some(kept) = self.rebuild(slot, restore, effective.clone()).await? {
+                return Ok(Some(kept));
+            }
+        }
+        if let Some(previous) = previous.filter(|p| p.loaded.sha256 != rejection.sha256) {
+            return Ok(Some(previous));
+        }
+        Err(RuntimeError::RolledBack {
+            name: slot.name.clone(),
+            version: version_of(&rejection.sha256),
+            reason: rejection.reason.clone(),
+            why: match &rejection.restore {
+                Some(restore) => format!(
+                    "the version it was rolled back to, {}, is not kept here",
+                    version_of(restore)
+                ),
+                None => "no version before it is known".into(),
+            },
+        })
+    }
+
+    /// Version `sha256` of `slot` made again from its kept wasm, with `effective` settings;
+    /// `None` if its wasm is not kept.
+    async fn rebuild(
+        &self,
+        slot: &Slot,
+        sha256: &str,
+        effective: Effective,
+    ) -> Result<Option<Arc<Serving>>, RuntimeError> {
+        let Some((versions, path)) = self
+            .versions
+            .as_ref()
+            .and_then(|v| Some((v.clone(), v.path(sha256)?)))
+        else {
+            return Ok(None);
+        };
+        let wanted = sha256.to_owned();
+        let read = tokio::task::spawn_blocking(move || versions.read(&wanted))
+            .await
+            .map_err(|e| RuntimeError::Read {
+                path: path.clone(),
+                message: format!("read task failed: {e}"),
+            })?;
+        let Some(bytes) = read else {
+            return Ok(None);
+        };
+        self.compiler
+            .prepare(slot, &path, bytes, sha256.to_owned(), effective)
+            .await
+            .map(|serving| Some(Arc::new(serving)))
+    }
+
+    /// Removes the kept versions no component needs any more. Called after loads, not within
+    /// each: a folder's first scan prunes once every file in it was read.
+    pub(crate) fn prune_versions(&self) {
+        if let Some(versions) = &self.versions {
+            versions.prune(|| self.slots.in_use());
+        }
     }
 
     /// Stops serving `name`: calls in flight finish on the version they hold.
@@ -212,6 +337,7 @@ impl Loader {
                 let _ = self.load_file(&slot.file(), slot.world, false).await;
             }
         }
+        self.prune_versions();
         merge
     }
 }

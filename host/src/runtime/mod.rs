@@ -41,6 +41,11 @@
 //!   (deadline, memory cap, trap, not loaded).
 //! - [`Runtime::watch_config`] / [`Runtime::apply_settings`]: the YAML config of
 //!   [`settings`]; an entry is applied only with a higher revision, without a restart.
+//! - [`Runtime::rejection`] / [`Runtime::reject`] / [`Runtime::clear_rejection`]: a version
+//!   rolled back never serves again, its file included, until cleared; the version it
+//!   replaced serves instead (kept loaded, or read back from [`RuntimeConfig::versions_dir`]
+//!   after a restart). The runtime keeps rejections in memory only: whoever owns the store
+//!   records them and seeds them in at start.
 //! - [`Runtime::components`], [`Runtime::subscribe`], [`Runtime::stats`].
 //!
 //! # Sandbox and choices
@@ -101,6 +106,7 @@ mod state;
 mod stdio;
 mod store;
 mod types;
+mod versions;
 pub mod watch;
 mod world;
 
@@ -116,7 +122,7 @@ pub use error::{CallError, RuntimeError};
 pub use handle::{ControllerHandle, DescriptorHandle, Reaction};
 pub use host::{Caller, ControllerHost, Detached, InCallback, ObjectRef};
 pub use registry::{ComponentInfo, ComponentState};
-pub use rollout_info::{RolloutInfo, RolloutPhase, version_of};
+pub use rollout_info::{Rejection, RolloutInfo, RolloutPhase, version_of};
 pub use runtime_config::RuntimeConfig;
 pub use settings::{
     Access, ComponentSettings, DirGrant, Grants, Limits, Merge, RolloutSettings, RuntimeSettings,
@@ -165,7 +171,9 @@ impl Runtime {
         path: &Path,
         world: World,
     ) -> Result<ComponentInfo, RuntimeError> {
-        self.inner.load_file(path, world, false).await
+        let loaded = self.inner.load_file(path, world, false).await;
+        self.inner.prune_versions();
+        loaded
     }
 
     /// Writes `bytes` as `<dir>/<name>.wasm` (atomically) and loads it. If it fails to
@@ -189,7 +197,9 @@ impl Runtime {
         tokio::fs::create_dir_all(dir).await.map_err(io)?;
         tokio::fs::write(&tmp, bytes).await.map_err(io)?;
         tokio::fs::rename(&tmp, &path).await.map_err(io)?;
-        self.inner.load_file(&path, world, false).await
+        let loaded = self.inner.load_file(&path, world, false).await;
+        self.inner.prune_versions();
+        loaded
     }
 
     /// Removes `<dir>/<name>.wasm` and detaches the component; false if it was not there.
@@ -223,7 +233,10 @@ impl Runtime {
 
     /// One component, if known.
     pub fn component(&self, name: &str) -> Option<ComponentInfo> {
-        self.inner.slots.get(name).map(|slot| slot.info())
+        self.inner
+            .slots
+            .get(name)
+            .map(|slot| self.inner.slots.info(&slot))
     }
 
     /// A handle calling controller `name` (resolved at each call).

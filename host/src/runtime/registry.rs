@@ -1,15 +1,16 @@
 //! The components the runtime knows: a slot per name, the files ignored, and
 //! [`ComponentInfo`] as `components` and `/v1/components` show them. A slot holds the
-//! version in service and the one it replaced, kept for a rollback.
+//! version in service and the one it replaced, kept for a rollback; the versions rolled back
+//! are kept by name, whether a slot exists yet or not.
 
 use super::described::Described;
 use super::instance::{Counters, Loaded};
-use super::rollout_info::RolloutInfo;
+use super::rollout_info::{Rejection, RolloutInfo};
 use super::world::World;
 use arc_swap::ArcSwapOption;
 use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -58,7 +59,8 @@ pub struct ComponentInfo {
     /// The rollout of the last new version: how many watched objects it reconciled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout: Option<RolloutInfo>,
-    /// Why the last version was rolled back (`<version>: <reason>`), until another arrives.
+    /// Why the file's version was rolled back (`<version>: <reason>`): it does not serve until
+    /// another file arrives or the rollback is cleared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rolled_back: Option<String>,
 }
@@ -68,6 +70,8 @@ pub struct ComponentInfo {
 pub(crate) struct Slots {
     slots: RwLock<BTreeMap<String, Arc<Slot>>>,
     pub(crate) ignored: Ignored,
+    /// The version rolled back of each component name.
+    rejections: Mutex<BTreeMap<String, Rejection>>,
 }
 
 impl Slots {
@@ -93,9 +97,67 @@ impl Slots {
         self.slots.read().values().cloned().collect()
     }
 
+    /// The version of `name` rolled back, if one is.
+    pub(crate) fn rejection(&self, name: &str) -> Option<Rejection> {
+        self.rejections.lock().get(name).cloned()
+    }
+
+    /// Every version rolled back, by component name.
+    pub(crate) fn rejections(&self) -> BTreeMap<String, Rejection> {
+        self.rejections.lock().clone()
+    }
+
+    /// Records `rejection` for `name`; false if it was recorded already.
+    pub(crate) fn set_rejection(&self, name: &str, rejection: Rejection) -> bool {
+        let previous = self
+            .rejections
+            .lock()
+            .insert(name.to_owned(), rejection.clone());
+        previous.as_ref() != Some(&rejection)
+    }
+
+    /// Forgets the version rolled back of `name`, answering it.
+    pub(crate) fn clear_rejection(&self, name: &str) -> Option<Rejection> {
+        self.rejections.lock().remove(name)
+    }
+
+    /// The versions some component still needs the wasm of: serving, replaced, in its file,
+    /// or the one a rollback returns to.
+    pub(crate) fn in_use(&self) -> BTreeSet<String> {
+        let mut in_use: BTreeSet<String> = self
+            .rejections
+            .lock()
+            .values()
+            .filter_map(|r| r.restore.clone())
+            .collect();
+        for slot in self.all() {
+            let loaded = [slot.current.load_full(), slot.previous.load_full()];
+            in_use.extend(
+                loaded
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.loaded.sha256.clone()),
+            );
+            in_use.extend(slot.file_sha256.lock().clone());
+        }
+        in_use
+    }
+
+    /// One component as the components view shows it.
+    pub(crate) fn info(&self, slot: &Slot) -> ComponentInfo {
+        let mut info = slot.info();
+        let file = slot.file_sha256.lock().clone();
+        // Shown while the file is the version rolled back, the one it keeps from serving.
+        info.rolled_back = self
+            .rejection(&slot.name)
+            .filter(|r| file.as_deref() == Some(r.sha256.as_str()))
+            .map(|r| r.cell());
+        info
+    }
+
     /// The components view: every slot, then the ignored files.
     pub(crate) fn infos(&self) -> Vec<ComponentInfo> {
-        let mut infos: Vec<ComponentInfo> = self.all().iter().map(|slot| slot.info()).collect();
+        let mut infos: Vec<ComponentInfo> = self.all().iter().map(|slot| self.info(slot)).collect();
         infos.extend(self.ignored.infos());
         infos
     }
@@ -156,9 +218,8 @@ pub(crate) struct Slot {
     pub(crate) current: ArcSwapOption<Serving>,
     /// The version `current` replaced, kept loaded for a rollback.
     pub(crate) previous: ArcSwapOption<Serving>,
-    /// The sha256 of a version rolled back: its file does not serve again.
-    pub(crate) rejected: Mutex<Option<String>>,
-    pub(crate) rolled_back: Mutex<Option<String>>,
+    /// The sha256 of the file last read.
+    pub(crate) file_sha256: Mutex<Option<String>>,
     pub(crate) rollout: Mutex<Option<RolloutInfo>>,
     pub(crate) error: Mutex<Option<String>>,
     pub(crate) counters: Arc<Counters>,
@@ -182,8 +243,7 @@ impl Slot {
             file: Mutex::new(file),
             current: ArcSwapOption::empty(),
             previous: ArcSwapOption::empty(),
-            rejected: Mutex::new(None),
-            rolled_back: Mutex::new(None),
+            file_sha256: Mutex::new(None),
             rollout: Mutex::new(None),
             error: Mutex::new(None),
             counters: Arc::new(Counters::default()),
@@ -199,7 +259,8 @@ impl Slot {
         *self.error.lock() = error;
     }
 
-    pub(crate) fn info(&self) -> ComponentInfo {
+    /// What the slot shows by itself (the components view adds the rollback).
+    fn info(&self) -> ComponentInfo {
         let current = self.current.load_full();
         let error = self.error.lock().clone();
         ComponentInfo {
@@ -224,7 +285,7 @@ impl Slot {
             traps: self.counters.traps.load(Ordering::Relaxed),
             described: current.as_ref().map(|s| s.described.clone()),
             rollout: self.rollout.lock().clone(),
-            rolled_back: self.rolled_back.lock().clone(),
+            rolled_back: None,
         }
     }
 }

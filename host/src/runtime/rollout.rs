@@ -1,30 +1,54 @@
-//! The rollback of a component's new version to the one it replaced (kept loaded for that
-//! until the next version arrives), and the rollout progress the runtime shows.
+//! Rolling a component's new version back: the version rolled back (a [`Rejection`]) does
+//! not serve again until it is cleared; the version it replaced serves instead — kept loaded
+//! for that, or from the kept versions after a restart. Also the rollout progress shown.
 
 use super::component_event::ComponentEvent;
 use super::error::RuntimeError;
-use super::registry::{Serving, Slot};
-use super::rollout_info::{RolloutInfo, version_of};
-use std::sync::Arc;
+use super::loader::Loader;
+use super::rollout_info::{Rejection, RolloutInfo, version_of};
+use std::collections::BTreeMap;
+use std::time::Instant;
 
-impl Slot {
-    /// Serves again the version that `version` replaced, and keeps the file's version from
-    /// serving until another file arrives. Answers the version serving now.
-    async fn roll_back(&self, version: &str, reason: &str) -> Result<Arc<Serving>, String> {
-        let _loading = self.loading.lock().await;
-        let current = self.current.load_full().ok_or("it is not loaded")?;
-        if version_of(&current.loaded.sha256) != version {
-            return Err(format!("version {version} no longer serves"));
+impl Loader {
+    /// Records `rejection` for `name`; if its version serves, puts what serves instead in its
+    /// place, or stops serving `name` when nothing can (the error says why).
+    async fn reject(&self, name: &str, rejection: Rejection) {
+        self.slots.set_rejection(name, rejection.clone());
+        let Some(slot) = self.slots.get(name) else {
+            return;
+        };
+        let loading = slot.loading.lock().await;
+        let serving_it = slot
+            .current
+            .load()
+            .as_ref()
+            .is_some_and(|c| c.loaded.sha256 == rejection.sha256);
+        if serving_it {
+            let started = Instant::now();
+            let effective = self.settings.read().effective(name);
+            let version = version_of(&rejection.sha256);
+            let reason = &rejection.reason;
+            match self.instead(&slot, &rejection, effective).await {
+                Ok(Some(serving)) => {
+                    let to = version_of(&serving.loaded.sha256);
+                    tracing::warn!(component = %name, from = %version, %to, "rolled back: {reason}");
+                    self.swap_in(&slot, serving, started);
+                }
+                // Not reached: the rejected version serves, so something else must.
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(component = %name, from = %version, "rolled back, nothing serves: {e}");
+                    slot.current.store(None);
+                    slot.previous.store(None);
+                    slot.set_error(Some(e.to_string()));
+                    self.announce(ComponentEvent::Unloaded {
+                        name: name.to_owned(),
+                    });
+                }
+            }
         }
-        let previous = self
-            .previous
-            .load_full()
-            .ok_or("no previous version is loaded")?;
-        self.current.store(Some(previous.clone()));
-        self.previous.store(None);
-        *self.rejected.lock() = Some(current.loaded.sha256.clone());
-        *self.rolled_back.lock() = Some(format!("{version}: {reason}"));
-        Ok(previous)
+        drop(loading);
+        self.prune_versions();
     }
 }
 
@@ -36,33 +60,68 @@ impl super::Runtime {
         }
     }
 
-    /// Rolls component `name` back from `version` to the version it replaced, for `reason`
-    /// (shown by `components` as `rolled back: <reason>`). The file's version does not serve
-    /// again until a different file arrives. Answers the version serving now.
-    pub async fn roll_back(
+    /// What rolling component `name` back from `version` (as [`version_of`] shows it) for
+    /// `reason` rejects: its version serving, to return to the version it replaced. Refused
+    /// if `version` no longer serves or no replaced version is loaded.
+    pub fn rejection(
         &self,
         name: &str,
         version: &str,
         reason: &str,
-    ) -> Result<String, RuntimeError> {
-        let refused = |message: String| RuntimeError::RollBack {
+    ) -> Result<Rejection, RuntimeError> {
+        let refused = |message: &str| RuntimeError::RollBack {
             name: name.to_owned(),
-            message,
+            message: message.to_owned(),
         };
         let slot = self
             .inner
             .slots
             .get(name)
-            .ok_or_else(|| refused("it is not loaded".into()))?;
-        let previous = slot.roll_back(version, reason).await.map_err(refused)?;
-        let restored = version_of(&previous.loaded.sha256);
-        tracing::warn!(component = %name, from = %version, to = %restored, "rolled back: {reason}");
-        self.inner.announce(ComponentEvent::Loaded {
-            name: name.to_owned(),
-            world: slot.world,
-            sha256: previous.loaded.sha256.clone(),
-            described: previous.described.clone(),
-        });
-        Ok(restored)
+            .ok_or_else(|| refused("it is not loaded"))?;
+        let current = slot
+            .current
+            .load_full()
+            .ok_or_else(|| refused("it is not loaded"))?;
+        if version_of(&current.loaded.sha256) != version {
+            return Err(refused(&format!("version {version} no longer serves")));
+        }
+        let previous = slot
+            .previous
+            .load_full()
+            .ok_or_else(|| refused("no previous version is loaded"))?;
+        Ok(Rejection {
+            sha256: current.loaded.sha256.clone(),
+            reason: reason.to_owned(),
+            restore: Some(previous.loaded.sha256.clone()),
+        })
+    }
+
+    /// Rejects a version of component `name` (a rollback, here or recorded by another
+    /// server): it does not serve again, its file included, until it is cleared.
+    /// If it serves, the version it was rolled back to serves instead — the one kept loaded, or
+    /// the kept wasm after a restart — or, when neither is there, nothing does (`components`
+    /// says why). A different file still serves. Answers once this is done.
+    pub async fn reject(&self, name: &str, rejection: Rejection) {
+        self.inner.reject(name, rejection).await;
+    }
+
+    /// Forgets the version rolled back of component `name` and loads its file again (which
+    /// then serves, if it is that version); false if none was rolled back.
+    pub async fn clear_rejection(&self, name: &str) -> bool {
+        if self.inner.slots.clear_rejection(name).is_none() {
+            return false;
+        }
+        tracing::info!(component = %name, "rollback cleared");
+        if let Some(slot) = self.inner.slots.get(name) {
+            // A failure is recorded in the component's state, as for any load.
+            let _ = self.inner.load_file(&slot.file(), slot.world, false).await;
+        }
+        self.inner.prune_versions();
+        true
+    }
+
+    /// The version rolled back of each component that has one.
+    pub fn rejections(&self) -> BTreeMap<String, Rejection> {
+        self.inner.slots.rejections()
     }
 }

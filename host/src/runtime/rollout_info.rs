@@ -1,5 +1,5 @@
-//! What `components` shows of a rollout of a component's new version, and how it names a
-//! version.
+//! What `components` shows of a rollout of a component's new version, how it names a
+//! version, and a version rolled back.
 
 use serde::{Deserialize, Serialize};
 
@@ -43,5 +43,25 @@ impl RolloutInfo {
             RolloutPhase::RolledBack => "rolled back",
         };
         format!("{what} {}/{}", self.rolled, self.total)
+    }
+}
+
+/// A version of a component rolled back: it does not serve again until the rejection is
+/// cleared; a different file serves meanwhile, else the version it was rolled back to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejection {
+    /// sha256 of the version rolled back.
+    pub sha256: String,
+    /// Why it was rolled back.
+    pub reason: String,
+    /// sha256 of the version it was rolled back to, if one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<String>,
+}
+
+impl Rejection {
+    /// As `components` shows it: `<version>: <reason>`.
+    pub fn cell(&self) -> String {
+        format!("{}: {}", version_of(&self.sha256), self.reason)
     }
 }

@@ -17,16 +17,21 @@ pub struct RuntimeConfig {
     /// For an agent: each descriptor gets `<southbound>/<descriptor-name>/` preopened
     /// read-write as its root.
     pub southbound: Option<PathBuf>,
+    /// Where the wasm of the versions in use is kept (serve: `<data>/versions`), so that a
+    /// version rolled back to serves after a restart while the file rolled back is still in
+    /// the folder; `None`: not kept, only the replaced version loaded in memory can.
+    pub versions_dir: Option<PathBuf>,
 }
 
 impl RuntimeConfig {
-    /// Defaults: no config entries, detached host, no southbound.
+    /// Defaults: no config entries, detached host, no southbound, no versions kept.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         RuntimeConfig {
             data_dir: data_dir.into(),
             settings: RuntimeSettings::default(),
             host: Arc::new(Detached),
             southbound: None,
+            versions_dir: None,
         }
     }
 }
@@ -37,6 +42,7 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("data_dir", &self.data_dir)
             .field("settings", &self.settings)
             .field("southbound", &self.southbound)
+            .field("versions_dir", &self.versions_dir)
             .finish_non_exhaustive()
     }
 }

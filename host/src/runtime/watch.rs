@@ -117,6 +117,7 @@ pub(crate) async fn watch_dir(
             loader.slots.ignored.add(&path, world, reason);
         }
     }
+    loader.prune_versions();
     let weak: Weak<Loader> = Arc::downgrade(loader);
     tokio::spawn(async move {
         while let Some(paths) = next_burst(&mut rx).await {
@@ -124,6 +125,7 @@ pub(crate) async fn watch_dir(
             for path in paths {
                 sync_path(&loader, &path, world).await;
             }
+            loader.prune_versions();
         }
     });
     Ok(())

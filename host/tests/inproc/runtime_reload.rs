@@ -4,6 +4,7 @@
 
 use reactor_host::runtime::{
     Action, ComponentEvent, ComponentState, ControllerHandle, Runtime, RuntimeConfig, World,
+    version_of,
 };
 use reactor_testkit::{RecordingHost, eventually_async, guest, object};
 use serde_json::json;
@@ -291,4 +292,81 @@ async fn a_call_in_flight_finishes_on_the_version_it_started_on() {
 
     assert_eq!(slow.await.expect("task"), Ok(Ok(Action::Done)));
     assert_eq!(host.status("Chaos", "slow").expect("status")["slept"], 4000);
+}
+
+/// A runtime keeping versions in `data/versions`, with `echo.wasm` loaded from `components`.
+fn keeping_versions(data: &std::path::Path, host: &Arc<RecordingHost>) -> Runtime {
+    let mut config = RuntimeConfig::new(data);
+    config.host = host.clone();
+    config.versions_dir = Some(data.join("versions"));
+    Runtime::new(config).expect("runtime")
+}
+
+#[tokio::test]
+async fn a_version_rolled_back_stays_out_after_a_restart_until_cleared() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (data, file) = (dir.path().join("data"), dir.path().join("echo.wasm"));
+    let host = Arc::new(RecordingHost::default());
+    let runtime = keeping_versions(&data, &host);
+    std::fs::write(&file, guest("version-1")).expect("write v1");
+    let v1 = runtime
+        .load_file(&file, World::Controller)
+        .await
+        .expect("v1");
+    std::fs::write(&file, guest("version-2")).expect("write v2");
+    let v2 = runtime
+        .load_file(&file, World::Controller)
+        .await
+        .expect("v2");
+    let (v1, v2) = (v1.sha256.expect("v1 serves"), v2.sha256.expect("v2 serves"));
+    let rejection = runtime
+        .rejection("echo", &version_of(&v2), "broken")
+        .expect("v2 serves and v1 is kept");
+    runtime.reject("echo", rejection.clone()).await;
+    let echo = runtime.controller("echo");
+    assert_eq!(version(&echo, &host, "a").await, "version-1");
+    drop((echo, runtime));
+
+    // Restarted with the rejection seeded first: the file is v2, v1 serves from the kept wasm.
+    let runtime = keeping_versions(&data, &host);
+    runtime.reject("echo", rejection.clone()).await;
+    let info = runtime
+        .load_file(&file, World::Controller)
+        .await
+        .expect("loads");
+    assert_eq!(info.sha256.as_deref(), Some(v1.as_str()), "{info:?}");
+    assert_eq!(info.state, ComponentState::Ready, "{info:?}");
+    let shown = format!("{}: broken", version_of(&v2));
+    assert_eq!(info.rolled_back.as_deref(), Some(shown.as_str()));
+    let echo = runtime.controller("echo");
+    assert_eq!(version(&echo, &host, "b").await, "version-1");
+
+    // Cleared: the file's version serves.
+    assert!(runtime.clear_rejection("echo").await);
+    assert!(!runtime.clear_rejection("echo").await, "once only");
+    assert_eq!(version(&echo, &host, "c").await, "version-2");
+    let info = runtime.component("echo").expect("known");
+    assert_eq!(info.rolled_back, None, "{info:?}");
+    drop((echo, runtime));
+
+    // Without v1's wasm nothing serves, never v2.
+    std::fs::remove_dir_all(data.join("versions")).expect("kept versions");
+    let runtime = keeping_versions(&data, &host);
+    runtime.reject("echo", rejection).await;
+    let error = runtime
+        .load_file(&file, World::Controller)
+        .await
+        .expect_err("nothing can serve")
+        .to_string();
+    assert!(
+        error.contains(&format!(
+            "the version it was rolled back to, {}, is not kept here",
+            version_of(&v1)
+        )),
+        "{error}"
+    );
+    let info = runtime.component("echo").expect("listed");
+    assert!(!info.serving, "{info:?}");
+    assert_eq!(info.state, ComponentState::Failed, "{info:?}");
+    assert!(runtime.controller("echo").pin().is_none(), "not serving");
 }

@@ -1,6 +1,7 @@
-//! `/v1/components`: what is loaded; and, only with `serve --allow-component-api`, uploading
-//! (`PUT /v1/components/{name}`, the `.wasm` as the body) and removing components — off by
-//! default, as controllerbus's ExecController, because it runs code the caller chooses.
+//! `/v1/components`: what is loaded; clearing a component's rollback; and, only with `serve
+//! --allow-component-api`, uploading (`PUT /v1/components/{name}`, the `.wasm` as the body)
+//! and removing components — off by default, as controllerbus's ExecController, because it
+//! runs code the caller chooses.
 
 use super::openapi::Refused;
 use super::path::Path;
@@ -135,6 +136,38 @@ pub async fn remove(
         .map_err(|e| ApiError::invalid(e.to_string()))?;
     if !existed {
         return Err(ApiError::not_found(format!("component {name} not found")));
+    }
+    Ok(Json(true))
+}
+
+/// Clears the rollback of a component: the version rolled back may serve again. Its record
+/// is removed from the store, so every server sharing it loads the file again (which then
+/// serves, if it is still that version).
+#[utoipa::path(
+    operation_id = "clearComponentRollback",
+    delete,
+    path = "/v1/components/{name}/rollback",
+    tag = "components",
+    params(ComponentPath),
+    responses((status = 200, description = "`true`: the rollback was cleared", content_type = "application/json", body = bool), Refused)
+)]
+pub async fn clear_rollback(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Json<bool>, ApiError> {
+    let api = api(&state)?;
+    let recorded = crate::controller::clear_rollback(state.store.as_ref(), &name)
+        .await
+        .map_err(|e| match e {
+            crate::controller::RollbackError::Store { source, .. } => ApiError::from(source),
+            other => ApiError::invalid(other.to_string()),
+        })?;
+    // Here at once; the other servers when they see the record go.
+    let known = api.runtime.clear_rejection(&name).await;
+    if !recorded && !known {
+        return Err(ApiError::not_found(format!(
+            "component {name} has no rollback to clear"
+        )));
     }
     Ok(Json(true))
 }

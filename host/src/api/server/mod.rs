@@ -159,6 +159,7 @@ fn router(state: AppState, max_request_bytes: usize) -> Result<Router, ServeErro
                 // componentize-py and componentize-js components are 12-18 MB.
                 .layer(axum::extract::DefaultBodyLimit::max(64 << 20)),
         )
+        .routes(routes!(components::clear_rollback))
         .routes(routes!(logs::lines))
         .routes(routes!(events::list))
         .routes(routes!(agents::list))
