@@ -1,6 +1,7 @@
 //! The embedded store: redb in the data folder, one group-committing writer, log-fed watches.
 
 mod check;
+mod finding;
 mod health;
 mod labels;
 mod list;

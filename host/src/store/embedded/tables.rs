@@ -147,7 +147,7 @@ pub fn lookup(
             )));
         }
         if let Err(e) = super::record::open(&|| stored.to_owned(), stored.as_bytes(), record) {
-            let found = super::check::damaged_object(stored, record, &e);
+            let found = super::finding::damaged_object(stored, record, &e);
             return Err(corrupt(format!(
                 "a lookup does not find it, and the record beside where it would be is \
                  damaged ({found}): it may be present"
