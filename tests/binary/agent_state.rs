@@ -10,7 +10,8 @@ use reactor_testkit::{Agent, Host, eventually, reactor_host_bin};
 use std::time::Duration;
 
 const ITEMS: usize = 3000;
-const POLICIES: usize = 3;
+// 500 rules each: one callback publishes them within its write cap (`serve --max-callback-writes`, 1000).
+const POLICIES: usize = 6;
 
 /// The agent's `applied` count as the server sees it.
 fn applied(runtime: &tokio::runtime::Runtime, client: &Client, id: &str) -> Option<usize> {

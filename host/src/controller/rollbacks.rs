@@ -166,14 +166,20 @@ impl Rollbacks {
         store: Arc<dyn Store>,
         runtime: Runtime,
     ) -> Result<Arc<Rollbacks>, RollbackError> {
-        let listing = store
-            .list(ROLLBACK_KIND, &Default::default())
-            .await
-            .map_err(|source| RollbackError::Store {
-                component: "*".into(),
-                source,
-            })?;
-        apply(&runtime, Change::All(parse_all(&listing.items))).await;
+        match store.list(ROLLBACK_KIND, &Default::default()).await {
+            Ok(listing) => apply(&runtime, Change::All(parse_all(&listing.items))).await,
+            // A store that cannot list them now (damaged, unreachable) must not keep the
+            // server from starting: the follow below lists them again until it can.
+            Err(error @ (StoreError::Corrupt { .. } | StoreError::Damaged { .. })) => {
+                tracing::error!(%error, "cannot read the rollback records at start; following them until they can be read")
+            }
+            Err(source) => {
+                return Err(RollbackError::Store {
+                    component: "*".into(),
+                    source,
+                });
+            }
+        }
         let (changes, mut pending) = unbounded_channel();
         tokio::spawn(async move {
             while let Some(change) = pending.recv().await {
