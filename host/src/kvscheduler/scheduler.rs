@@ -605,7 +605,8 @@ async fn in_ligato_order(
     for (key, value) in sorted {
         let group = match (value, executor.graph.get(key)) {
             (None, _) => 0,
-            (Some(new), Some(node)) if node.is_available() => {
+            // As Ligato: a value unavailable (a failed delete) is among the creates.
+            (Some(new), Some(node)) if node.satisfies() => {
                 let recreate = match (executor.registry.for_key(key), &node.applied) {
                     (Some(descriptor), Some(old)) => {
                         descriptor
