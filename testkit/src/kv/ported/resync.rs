@@ -193,6 +193,48 @@ fn resync_with_empty_sb(retrieve: Retrieve) -> Scenario {
                 )
                 .as_planned(),
             ]),
+            // The second resync again, from a southbound this life did not configure: as
+            // a previous life of the agent left it (the scheduler knows none of it).
+            Step::new(
+                "the southbound as the first resync left it, by a previous life",
+                sb_preset(A1, array(&["item1", "item2"]), Some("0")),
+            ),
+            Step::new("(derived)", sb_preset(A1_1, string("item1"), None)),
+            Step::new("(derived)", sb_preset(A1_2, string("item2"), None)),
+            Step::new(
+                "(base value 2)",
+                sb_preset(A2, array(&["item1"]), Some("1")),
+            ),
+            Step::new("(derived)", sb_preset(A2_1, string("item1"), None)),
+            step_ops(
+                Step::new(
+                    "resync with empty NB: the values found (DISCOVERED) depend on what their \
+                     found contents need, and go in the same reverse dependency order",
+                    resync(vec![]),
+                ),
+                &[
+                    ("retrieve", D1),
+                    ("delete", A1_2),
+                    ("delete", A2_1),
+                    ("delete", A2),
+                    ("delete", A1_1),
+                    ("delete", A1),
+                ],
+            )
+            .southbound(vec![])
+            .states(&[(A1, Nonexistent), (A2, Nonexistent), (A1_1, Nonexistent)])
+            .records(vec![TxnExpect::new(
+                FullResync,
+                &[
+                    &format!("delete {A1_2} DISCOVERED->REMOVED derived"),
+                    &format!("delete {A2_1} DISCOVERED->REMOVED derived"),
+                    &format!("delete {A2} DISCOVERED->REMOVED"),
+                    &format!("delete {A1_1} DISCOVERED->REMOVED derived"),
+                    &format!("delete {A1} DISCOVERED->REMOVED"),
+                ],
+            )]),
+            // The plan is made on belief, without a retrieve (see the README): it knows
+            // none of these values.
         ],
     }
 }
