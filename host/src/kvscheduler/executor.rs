@@ -187,9 +187,15 @@ impl<'a> Executor<'a> {
             match applied {
                 None => self.create(&key, value, &descriptor).await,
                 Some(old) if old == value => {
+                    let mut satisfies_again = false;
                     if let Some(node) = self.graph.get_mut(&key) {
                         node.state = ValueState::Configured;
                         node.error = None;
+                        satisfies_again = std::mem::take(&mut node.removal_failed);
+                    }
+                    // Wanted again after its delete failed: what waits for it follows.
+                    if satisfies_again {
+                        self.unlock(&key).await;
                     }
                     // A value found in the southbound (or re-applied) takes over its
                     // derived values; an applied one keeps them as they are.
@@ -257,6 +263,7 @@ impl<'a> Executor<'a> {
                     node.state = ValueState::Configured;
                     node.error = None;
                     node.attempts = 0;
+                    node.removal_failed = false;
                 }
                 self.push_op(key, operation, prev_state, prev_value, None);
                 // As Ligato: the values waiting for this one first, then its derived values.
@@ -317,6 +324,7 @@ impl<'a> Executor<'a> {
                     node.state = ValueState::Configured;
                     node.error = None;
                     node.attempts = 0;
+                    node.removal_failed = false;
                 }
                 self.push_op(key, Operation::Update, prev_state, prev_value, None);
                 self.unlock(key).await;
@@ -567,6 +575,10 @@ impl<'a> Executor<'a> {
             };
             node.error = Some(message.clone());
             node.last_txn = self.seq;
+            // As Ligato: a value that failed to go is unavailable, its dependants PENDING.
+            if operation == Operation::Delete {
+                node.removal_failed = true;
+            }
         }
         self.push_op(key, operation, prev_state, prev_value, Some(message));
         self.failed.push(key.to_owned());

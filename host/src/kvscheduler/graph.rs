@@ -33,6 +33,10 @@ pub struct Node {
     pub retry: Option<RetryOptions>,
     /// OBTAINED through a southbound notification (not only found by retrieve).
     pub notified: bool,
+    /// Its delete failed: still in the southbound, but it satisfies no dependency (its
+    /// dependants went PENDING before it, as Ligato leaves such a value unavailable) until
+    /// it is applied again.
+    pub removal_failed: bool,
     pub last_txn: u64,
 }
 
@@ -54,6 +58,7 @@ impl Node {
             attempts: 0,
             retry: None,
             notified: false,
+            removal_failed: false,
             last_txn: 0,
         }
     }
@@ -61,6 +66,12 @@ impl Node {
     /// Whether the value exists in the southbound, so that it satisfies dependencies.
     pub fn is_available(&self) -> bool {
         self.applied.is_some()
+    }
+
+    /// Whether the value satisfies the dependencies on it: it is in the southbound and
+    /// not on its way out after a failed delete.
+    pub fn satisfies(&self) -> bool {
+        self.is_available() && !self.removal_failed
     }
 
     /// Whether the value is owned by the southbound rather than the scheduler.
@@ -216,14 +227,14 @@ impl Graph {
     /// Available keys satisfying `dependency`, not counting `excluded` (a key on its way out).
     pub fn satisfying(&self, dependency: &Dependency, excluded: Option<&str>) -> Vec<Key> {
         self.matching(&dependency.target)
-            .filter(|n| n.is_available() && Some(n.key.as_str()) != excluded)
+            .filter(|n| n.satisfies() && Some(n.key.as_str()) != excluded)
             .map(|n| n.key.clone())
             .collect()
     }
 
     fn is_satisfied(&self, dependency: &Dependency, excluded: Option<&str>) -> bool {
         self.matching(&dependency.target)
-            .any(|n| n.is_available() && Some(n.key.as_str()) != excluded)
+            .any(|n| n.satisfies() && Some(n.key.as_str()) != excluded)
     }
 
     /// Dependencies not satisfied, not counting `excluded`.
@@ -262,7 +273,7 @@ impl Graph {
         for dependency in &node.dependencies {
             let mut met = false;
             for target in self.matching(&dependency.target) {
-                if target.is_available() {
+                if target.satisfies() {
                     met = true;
                     if !in_cycle {
                         break;
@@ -299,7 +310,7 @@ impl Graph {
     /// Applied values that would lose a dependency if `key` went away.
     pub fn dependants_losing(&self, key: &str) -> Vec<Key> {
         self.depending_on(key)
-            .filter(|n| n.is_available() && !n.is_external() && n.key != key)
+            .filter(|n| n.satisfies() && !n.is_external() && n.key != key)
             .filter(|n| {
                 n.dependencies
                     .iter()

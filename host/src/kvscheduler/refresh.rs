@@ -196,6 +196,9 @@ async fn apply_found(executor: &mut Executor<'_>, retrieved: &Retrieved) {
                             node.state = ValueState::Discovered;
                         }
                     }
+                    if state == ValueState::Nonexistent {
+                        found_dependencies(executor, &key).await;
+                    }
                     refresh_derived(executor, &key, &direct).await;
                 }
                 (state, None) => {
@@ -228,6 +231,7 @@ async fn apply_found(executor: &mut Executor<'_>, retrieved: &Retrieved) {
                 node.metadata = value.metadata.clone();
                 node.state = ValueState::Discovered;
                 node.descriptor = Some(descriptor.clone());
+                found_dependencies(executor, &value.key).await;
                 refresh_derived(executor, &value.key, &direct).await;
             } else {
                 executor
@@ -269,7 +273,8 @@ fn refresh_derived<'e>(
             if node.is_external() {
                 continue;
             }
-            if node.state == ValueState::Nonexistent && actual.is_some() {
+            let discovered = node.state == ValueState::Nonexistent && actual.is_some();
+            if discovered {
                 node.state = ValueState::Discovered;
             }
             node.derived_from = Some(key.to_owned());
@@ -277,6 +282,9 @@ fn refresh_derived<'e>(
                 node.state = ValueState::Missing;
             }
             node.applied = actual;
+            if discovered {
+                found_dependencies(executor, &child).await;
+            }
             if !keep.contains(&child) {
                 keep.push(child.clone());
             }
@@ -286,6 +294,21 @@ fn refresh_derived<'e>(
             node.derived = keep;
         }
     })
+}
+
+/// As Ligato's refresh: a value found in the southbound before this life applied it
+/// (DISCOVERED) depends on what its found contents need, so that a resync removing it
+/// goes in dependency order (dependants before what they depend on), as for a value the
+/// scheduler applied itself.
+async fn found_dependencies(executor: &mut Executor<'_>, key: &str) {
+    let Some(value) = executor.graph.get(key).and_then(|n| n.applied.clone()) else {
+        return;
+    };
+    let Some(descriptor) = executor.registry.for_key(key) else {
+        return;
+    };
+    let dependencies = descriptor.dependencies(key, &value).await;
+    executor.graph.set_dependencies(key, dependencies);
 }
 
 /// The "retrieved" view of a dump: what is in the southbound now, plus MISSING for what the

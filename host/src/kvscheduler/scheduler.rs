@@ -104,12 +104,14 @@ impl KvScheduler {
         self.records.subscribe()
     }
 
-    /// Changes the desired state: `Some` puts a value, `None` removes it.
+    /// Changes the desired state: `Some` puts a value, `None` removes it. A key given more
+    /// than once takes its last change (Ligato's transaction is a map from key to value).
     pub async fn transaction(
         &self,
         values: Vec<(Key, Option<Value>)>,
         options: TxnOptions,
     ) -> Result<TxnRecord, TxnError> {
+        let values = last_change_per_key(values);
         self.check_not_obtained(&values).await?;
         self.run(TxnType::NbTransaction, Work::Changes(values), options)
             .await
@@ -135,6 +137,7 @@ impl KvScheduler {
         values: Vec<(Key, Option<Value>)>,
         options: TxnOptions,
     ) -> Result<TxnRecord, TxnError> {
+        let values = last_change_per_key(values);
         self.check_not_obtained(&values).await?;
         self.run_or_simulate(TxnType::NbTransaction, Work::Changes(values), options, true)
             .await
@@ -573,6 +576,23 @@ async fn perform(executor: &mut Executor<'_>, work: &Work, refresh: bool, revive
     }
 }
 
+/// Each key once, with its last change, in the order of those last changes: a later
+/// change of a key overrides an earlier one, as a later `SetValue` in a Ligato transaction
+/// (a map from key to value). A value put and withdrawn in one batch is withdrawn.
+fn last_change_per_key(values: Vec<(Key, Option<Value>)>) -> Vec<(Key, Option<Value>)> {
+    let last: HashMap<Key, usize> = values
+        .iter()
+        .enumerate()
+        .map(|(at, (key, _))| (key.clone(), at))
+        .collect();
+    values
+        .into_iter()
+        .enumerate()
+        .filter(|(at, (key, _))| last.get(key) == Some(at))
+        .map(|(_, change)| change)
+        .collect()
+}
+
 /// The requested values in Ligato's order: by key within each group of deletes,
 /// re-creates, creates and updates (on average the shortest sequence of operations).
 async fn in_ligato_order(
@@ -585,7 +605,8 @@ async fn in_ligato_order(
     for (key, value) in sorted {
         let group = match (value, executor.graph.get(key)) {
             (None, _) => 0,
-            (Some(new), Some(node)) if node.is_available() => {
+            // As Ligato: a value unavailable (a failed delete) is among the creates.
+            (Some(new), Some(node)) if node.satisfies() => {
                 let recreate = match (executor.registry.for_key(key), &node.applied) {
                     (Some(descriptor), Some(old)) => {
                         descriptor
@@ -712,10 +733,68 @@ async fn derive_down(registry: &Registry, path: &[Key], value: Value) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kvscheduler::Operation;
     use crate::kvscheduler::testing::{
         bridge_domain, bridge_domain_descriptor, interface, scheduler,
     };
     use serde_json::json;
+
+    #[tokio::test]
+    async fn the_last_change_of_a_key_in_one_transaction_wins() {
+        let (scheduler, southbound) = scheduler().await;
+        let tap = interface("tap");
+        let value = json!({"type": "tap"});
+        // Published and withdrawn while the agent was away: one batch, put then delete.
+        let record = scheduler
+            .transaction(
+                vec![(tap.clone(), Some(value.clone())), (tap.clone(), None)],
+                TxnOptions::default(),
+            )
+            .await
+            .expect("applied");
+        assert!(
+            southbound.contents().is_empty(),
+            "{:?}",
+            southbound.contents()
+        );
+        assert_eq!(scheduler.status(&tap).await.state, ValueState::Nonexistent);
+        assert_eq!(record.values.len(), 1, "{:?}", record.values);
+        assert_eq!(record.values[0].value, None);
+
+        // Withdrawn and published again: the value is there.
+        scheduler
+            .transaction(
+                vec![(tap.clone(), None), (tap.clone(), Some(value.clone()))],
+                TxnOptions::default(),
+            )
+            .await
+            .expect("applied");
+        assert_eq!(southbound.contents().get(&tap), Some(&value));
+        assert_eq!(scheduler.status(&tap).await.state, ValueState::Configured);
+
+        // Once there, a changed value then a delete in one batch takes it away; a dry run
+        // of that batch plans the delete alone.
+        let changed_then_gone = vec![
+            (tap.clone(), Some(json!({"type": "tap", "rx_ring": 512}))),
+            (tap.clone(), None),
+        ];
+        let planned = scheduler
+            .simulate(changed_then_gone.clone(), TxnOptions::default())
+            .await
+            .expect("simulated");
+        let ops: Vec<_> = planned
+            .planned
+            .iter()
+            .map(|op| (op.operation, op.key.as_str()))
+            .collect();
+        assert_eq!(ops, [(Operation::Delete, tap.as_str())]);
+        assert!(southbound.has(&tap), "a dry run changed the southbound");
+        scheduler
+            .transaction(changed_then_gone, TxnOptions::default())
+            .await
+            .expect("applied");
+        assert!(!southbound.has(&tap), "{:?}", southbound.contents());
+    }
 
     #[tokio::test]
     async fn the_first_transaction_after_a_registration_applies_what_waited_for_it() {

@@ -293,6 +293,9 @@ fn dependency_cycles() -> Scenario {
             .ops(&[])
             .southbound(vec![])
             .states(&[(A1, Pending), (A2, Pending), (A3, Pending)])
+            .waiting(A1, &[A2])
+            .waiting(A2, &[A3])
+            .waiting(A3, &[A1, A4])
             .records(vec![
                 TxnExpect::new(
                     NbTransaction,
@@ -337,7 +340,8 @@ fn dependency_cycles() -> Scenario {
                 plan_error(A2, Some("failed to remove the value"), None),
             ),
             Step::new(
-                "remove A2 (breaking the cycle): its dependants go first, its delete fails",
+                "remove A2 (breaking the cycle): its dependants go first, its delete fails; \
+                 A2 stays in the southbound but, on its way out, satisfies no dependency",
                 txn(vec![(A2, None)]),
             )
             .failed(&[A2])
@@ -350,7 +354,25 @@ fn dependency_cycles() -> Scenario {
                 (A2, string("base-value2-data")),
                 (A4, string("base-value4-data")),
             ])
-            .states(&[(A1, Pending), (A2, Failed), (A3, Pending), (A4, Configured)]),
+            .states(&[(A1, Pending), (A2, Failed), (A3, Pending), (A4, Configured)])
+            .waiting(A1, &[A2])
+            .waiting(A3, &[A1])
+            .error(A2, "failed to remove the value")
+            .records(vec![
+                TxnExpect::new(
+                    NbTransaction,
+                    &[
+                        &format!("delete {A3} CONFIGURED->PENDING"),
+                        &format!("delete {A1} CONFIGURED->PENDING"),
+                        &format!("delete {A2} CONFIGURED->FAILED ! failed to remove the value"),
+                    ],
+                )
+                .planned(&[
+                    &format!("delete {A3} CONFIGURED->PENDING"),
+                    &format!("delete {A1} CONFIGURED->PENDING"),
+                    &format!("delete {A2} CONFIGURED->REMOVED"),
+                ]),
+            ]),
             Step::new(
                 "put A2 back with a new value: the cycle is configured again",
                 txn(vec![(A2, data("base-value2-new"))]),

@@ -29,12 +29,41 @@ const C3_2: &str = "/prefixC/base-value3/item2";
 pub fn all() -> Vec<Scenario> {
     vec![
         empty_resync(),
-        resync_with_empty_sb(),
-        resync_with_non_empty_sb(),
+        resync_with_empty_sb(Retrieve::BaseValues),
+        resync_with_empty_sb(Retrieve::AlsoDerived),
+        resync_with_non_empty_sb(Retrieve::BaseValues),
+        resync_with_non_empty_sb(Retrieve::AlsoDerived),
         resync_not_removing_sb_values(),
         resync_with_multiple_descriptors(),
         resync_with_retry(),
     ]
+}
+
+/// What the mock descriptor's retrieve returns: base values only (Ligato's contract, and
+/// its mock's), or derived values too (as a descriptor built before the contract may): a
+/// scenario run both ways must see the same.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Retrieve {
+    BaseValues,
+    AlsoDerived,
+}
+
+impl Retrieve {
+    /// Of `[base values, also derived]`, the one for this way (a scenario's name, its
+    /// Ligato test).
+    fn pick<T>(self, [base_values, also_derived]: [T; 2]) -> T {
+        match self {
+            Self::BaseValues => base_values,
+            Self::AlsoDerived => also_derived,
+        }
+    }
+
+    fn args(self, args: MockDescArgs) -> MockDescArgs {
+        match self {
+            Self::BaseValues => args,
+            Self::AlsoDerived => args.retrieve_derived(),
+        }
+    }
 }
 
 /// `(op, key)` pairs as the southbound logs them; `("!", "")` marks the previous one failed.
@@ -69,17 +98,25 @@ fn empty_resync() -> Scenario {
     }
 }
 
-fn resync_with_empty_sb() -> Scenario {
+fn resync_with_empty_sb(retrieve: Retrieve) -> Scenario {
     Scenario {
-        name: "resync_with_empty_sb",
-        ligato: "TestResyncWithEmptySB",
+        name: retrieve.pick([
+            "resync_with_empty_sb",
+            "resync_with_empty_sb_retrieving_derived",
+        ]),
+        ligato: retrieve.pick([
+            "TestResyncWithEmptySB",
+            "TestResyncWithEmptySB (retrieve returning derived values too)",
+        ]),
         descriptors: vec![
-            MockDescArgs::new(D1, PREFIX_A)
-                .derived()
-                .with_metadata()
-                // a base value depends on a derived value, a derived value on another
-                .depends(A2, &[A1_1])
-                .depends(A1_2, &[A2_1]),
+            retrieve.args(
+                MockDescArgs::new(D1, PREFIX_A)
+                    .derived()
+                    .with_metadata()
+                    // a base value depends on a derived value, a derived value on another
+                    .depends(A2, &[A1_1])
+                    .depends(A1_2, &[A2_1]),
+            ),
         ],
         steps: vec![
             step_ops(
@@ -156,6 +193,48 @@ fn resync_with_empty_sb() -> Scenario {
                 )
                 .as_planned(),
             ]),
+            // The second resync again, from a southbound this life did not configure: as
+            // a previous life of the agent left it (the scheduler knows none of it).
+            Step::new(
+                "the southbound as the first resync left it, by a previous life",
+                sb_preset(A1, array(&["item1", "item2"]), Some("0")),
+            ),
+            Step::new("(derived)", sb_preset(A1_1, string("item1"), None)),
+            Step::new("(derived)", sb_preset(A1_2, string("item2"), None)),
+            Step::new(
+                "(base value 2)",
+                sb_preset(A2, array(&["item1"]), Some("1")),
+            ),
+            Step::new("(derived)", sb_preset(A2_1, string("item1"), None)),
+            step_ops(
+                Step::new(
+                    "resync with empty NB: the values found (DISCOVERED) depend on what their \
+                     found contents need, and go in the same reverse dependency order",
+                    resync(vec![]),
+                ),
+                &[
+                    ("retrieve", D1),
+                    ("delete", A1_2),
+                    ("delete", A2_1),
+                    ("delete", A2),
+                    ("delete", A1_1),
+                    ("delete", A1),
+                ],
+            )
+            .southbound(vec![])
+            .states(&[(A1, Nonexistent), (A2, Nonexistent), (A1_1, Nonexistent)])
+            .records(vec![TxnExpect::new(
+                FullResync,
+                &[
+                    &format!("delete {A1_2} DISCOVERED->REMOVED derived"),
+                    &format!("delete {A2_1} DISCOVERED->REMOVED derived"),
+                    &format!("delete {A2} DISCOVERED->REMOVED"),
+                    &format!("delete {A1_1} DISCOVERED->REMOVED derived"),
+                    &format!("delete {A1} DISCOVERED->REMOVED"),
+                ],
+            )]),
+            // The plan is made on belief, without a retrieve (see the README): it knows
+            // none of these values.
         ],
     }
 }
@@ -181,7 +260,7 @@ fn previous_life(base: [&'static str; 3]) -> Vec<Step> {
     steps
 }
 
-fn resync_with_non_empty_sb() -> Scenario {
+fn resync_with_non_empty_sb(retrieve: Retrieve) -> Scenario {
     let mut steps = previous_life([A1, A2, A3]);
     steps.push(
         step_ops(
@@ -243,16 +322,24 @@ fn resync_with_non_empty_sb() -> Scenario {
         )]),
     );
     Scenario {
-        name: "resync_with_non_empty_sb",
-        ligato: "TestResyncWithNonEmptySB",
+        name: retrieve.pick([
+            "resync_with_non_empty_sb",
+            "resync_with_non_empty_sb_retrieving_derived",
+        ]),
+        ligato: retrieve.pick([
+            "TestResyncWithNonEmptySB",
+            "TestResyncWithNonEmptySB (retrieve returning derived values too)",
+        ]),
         descriptors: vec![
-            MockDescArgs::new(D1, PREFIX_A)
-                .derived()
-                .with_metadata()
-                .first_index(3)
-                .depends(A2_1, &[A1])
-                .depends(A2_2, &[A1_1])
-                .recreate(A3),
+            retrieve.args(
+                MockDescArgs::new(D1, PREFIX_A)
+                    .derived()
+                    .with_metadata()
+                    .first_index(3)
+                    .depends(A2_1, &[A1])
+                    .depends(A2_2, &[A1_1])
+                    .recreate(A3),
+            ),
         ],
         steps,
     }
