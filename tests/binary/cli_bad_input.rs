@@ -53,6 +53,20 @@ fn malformed_documents_name_the_file_and_document() {
             vec!["badname.yaml", "document 1", "Bad_Name"],
         ),
         (
+            "badlabel.yaml",
+            "kind: Policy\nname: a\nlabels: {\"app tier\": web}\n",
+            vec![
+                "badlabel.yaml",
+                "document 1",
+                "label key \"app tier\" is invalid",
+            ],
+        ),
+        (
+            "badvalue.yaml",
+            "kind: Policy\nname: a\nlabels: {app: \"a=b\"}\n",
+            vec!["badvalue.yaml", "document 1", "invalid value \"a=b\""],
+        ),
+        (
             "unknown.yaml",
             "kind: Policy\nname: a\nspce: {}\n",
             vec!["unknown.yaml", "document 1", "spce"],

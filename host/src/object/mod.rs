@@ -10,7 +10,7 @@ mod selector;
 pub use document::{DocumentError, InputDocument, parse_documents};
 pub(crate) use from_map::from_map;
 pub use kind::{Column, KIND, KindError, KindSpec, validate_object_name};
-pub use names::{NameError, validate_kind, validate_name};
+pub use names::{NameError, validate_kind, validate_labels, validate_name};
 pub use owner::{Owner, RESERVED_KINDS, is_reserved};
 pub use selector::{Selector, SelectorError};
 
@@ -90,10 +90,11 @@ pub struct ApplyRequest {
 }
 
 impl ApplyRequest {
-    /// Checks the kind and name rules (a Kind object is named after its kind).
+    /// Checks the kind, name and label rules (a Kind object is named after its kind).
     pub fn validate(&self) -> Result<(), NameError> {
         validate_kind(&self.kind)?;
-        validate_object_name(&self.kind, &self.name)
+        validate_object_name(&self.kind, &self.name)?;
+        validate_labels(&self.labels)
     }
 
     pub fn key(&self) -> ObjectKey {

@@ -1,4 +1,6 @@
-//! The naming rules for kinds and object names.
+//! The naming rules for kinds, object names and labels.
+
+use std::collections::BTreeMap;
 
 /// Why a kind or name is not acceptable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -19,6 +21,14 @@ pub enum NameError {
         "the name of a Kind object is the kind it describes: {0:?} must match [A-Za-z][A-Za-z0-9-]* and be at most 63 characters"
     )]
     BadKindName(String),
+    #[error(
+        "label key {0:?} is invalid: it must be a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit, optionally after a DNS subdomain prefix and '/'"
+    )]
+    BadLabelKey(String),
+    #[error(
+        "label {key:?} has an invalid value {value:?}: it must be empty or at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+    )]
+    BadLabelValue { key: String, value: String },
 }
 
 const MAX_LEN: usize = 63;
@@ -56,6 +66,45 @@ pub fn validate_name(name: &str) -> Result<(), NameError> {
     }
 }
 
+/// Labels follow Kubernetes' rules: a key is a name (`app`) or a prefix and a name
+/// (`example.com/tier`), a value is empty or a name. So no selector term and no index entry
+/// can be misread (a label holds no `=`, `,`, `!`, space or control character).
+pub fn validate_labels(labels: &BTreeMap<String, String>) -> Result<(), NameError> {
+    for (key, value) in labels {
+        let (prefix, name) = match key.rsplit_once('/') {
+            Some((prefix, name)) => (Some(prefix), name),
+            None => (None, key.as_str()),
+        };
+        if !prefix.is_none_or(is_dns_subdomain) || !is_label_name(name) {
+            return Err(NameError::BadLabelKey(key.clone()));
+        }
+        if !value.is_empty() && !is_label_name(value) {
+            return Err(NameError::BadLabelValue {
+                key: key.clone(),
+                value: value.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, at most 63 characters.
+fn is_label_name(name: &str) -> bool {
+    let edge = |c: char| c.is_ascii_alphanumeric();
+    !name.is_empty()
+        && name.len() <= MAX_LEN
+        && name.starts_with(edge)
+        && name.ends_with(edge)
+        && name
+            .chars()
+            .all(|c| edge(c) || matches!(c, '-' | '_' | '.'))
+}
+
+/// Dot-separated DNS labels, at most 253 characters.
+fn is_dns_subdomain(prefix: &str) -> bool {
+    prefix.len() <= 253 && prefix.split('.').all(|part| validate_name(part).is_ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,6 +117,35 @@ mod tests {
         for bad in ["9Policy", "-a", "Po/licy", "Pol icy", "Pólicy"] {
             assert!(validate_kind(bad).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn labels() {
+        let one = |key: &str, value: &str| {
+            validate_labels(&BTreeMap::from([(key.to_owned(), value.to_owned())]))
+        };
+        for (key, value) in [
+            ("app", "web"),
+            ("app", ""),
+            ("example.com/tier", "Front_end.v2"),
+            ("reactor-host/owner", "a-b"),
+            ("A_b.c", "9"),
+        ] {
+            assert!(one(key, value).is_ok(), "{key}={value} refused");
+        }
+        for key in [
+            "", "a b", "a=b", "a\0b", "-a", "a/", "/a", "Ex.com/a", "a/b/c", "é",
+        ] {
+            assert_eq!(one(key, "v"), Err(NameError::BadLabelKey(key.into())));
+        }
+        let long = "a".repeat(64);
+        for value in ["a b", "a,b", "x\0y", "-a", "a.", &long] {
+            assert!(
+                matches!(one("k", value), Err(NameError::BadLabelValue { .. })),
+                "{value:?} accepted"
+            );
+        }
+        assert!(one(&long, "v").is_err());
     }
 
     #[test]

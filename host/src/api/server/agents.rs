@@ -44,7 +44,7 @@ struct AgentPath {
     path = "/v1/agents/{id}",
     tag = "agents",
     params(AgentPath),
-    request_body = RegisterBody,
+    request_body(content = Option<RegisterBody>, description = "The agent's labels; no body registers it without labels"),
     responses((status = 200, description = "The agent's `Agent` object", body = crate::object::StoredObject), Refused)
 )]
 pub async fn register(
