@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reactor_host::object::{ApplyRequest, parse_documents};
+use reactor_core::object::{ApplyRequest, parse_documents};
 
 fuzz_target!(|text: &str| {
     let Ok(requests) = parse_documents(text) else {

@@ -3,10 +3,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reactor_host::api::wire::{
+use reactor_core::wire::{
     ApplyBody, FeedBody, FinalizersBody, HeartbeatBody, RegisterBody, ReportBody, StatusBody,
 };
-use reactor_host::object::Object;
+use reactor_core::object::Object;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

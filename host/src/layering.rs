@@ -1,21 +1,9 @@
-//! A test that reads the crate's sources: no module imports from a layer above it, and no two
-//! files import each other, directly or through others (test code at the bottom of a file,
-//! after its `#[cfg(test)]`, is not counted).
+//! A test that reads every crate's sources: no two files of a crate import each other,
+//! directly or through others (test code at the bottom of a file, after its `#[cfg(test)]`, is
+//! not counted). Between crates the layers are Cargo's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// The crate's top-level modules from the bottom up; a module may use only its own layer and
-/// those below. Modules on one line are side by side and must not use each other.
-const LAYERS: &[&[&str]] = &[
-    &["object"],
-    &["store", "runtime"],
-    &["kvscheduler", "nimbus"],
-    &["controller"],
-    &["api"],
-    &["agent"],
-    &["cli"],
-];
 
 /// A module path, e.g. `["controller", "engine"]`; the crate root is empty.
 type ModPath = Vec<String>;
@@ -371,13 +359,6 @@ fn inline_paths(source: &str) -> Vec<Vec<String>> {
     paths
 }
 
-fn layer_of(module: &ModPath) -> Option<usize> {
-    let top = module.first()?;
-    LAYERS
-        .iter()
-        .position(|layer| layer.contains(&top.as_str()))
-}
-
 fn name(module: &ModPath) -> String {
     if module.is_empty() {
         "crate".to_owned()
@@ -445,47 +426,48 @@ fn cycles(edges: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Vec<Vec<String>> {
     walk.found
 }
 
-fn sources() -> Crate {
-    Crate::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
-}
-
-#[test]
-fn no_module_imports_from_a_layer_above_it() {
-    let krate = sources();
-    let mut leaks = Vec::new();
-    for (from, targets) in krate.edges() {
-        let Some(own) = layer_of(&from) else { continue };
-        for to in targets {
-            let Some(theirs) = layer_of(&to) else {
-                continue;
-            };
-            let sideways = own == theirs && from.first() != to.first();
-            if theirs > own || sideways {
-                leaks.push(format!("{} uses {}", name(&from), name(&to)));
-            }
-        }
-    }
-    assert!(leaks.is_empty(), "imports against the layers: {leaks:#?}");
+/// The sources of every crate of the workspace: this one and those under `crates/`.
+fn workspace() -> Vec<(PathBuf, Crate)> {
+    let host = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![host.join("src")];
+    let crates = host.join("../crates");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&crates)
+        .expect("the crates folder")
+        .map(|entry| entry.expect("a crate").path().join("src"))
+        .collect();
+    found.sort();
+    dirs.extend(found);
+    dirs.into_iter()
+        .map(|src| {
+            let krate = Crate::read(&src);
+            (src, krate)
+        })
+        .collect()
 }
 
 #[test]
 fn no_file_level_import_cycles() {
-    let edges = sources().edges();
-    let found = cycles(&edges);
-    let ties: Vec<String> = found
-        .iter()
-        .flat_map(|set| {
-            edges.iter().flat_map(move |(from, targets)| {
-                targets
-                    .iter()
-                    .filter(|to| set.contains(&name(from)) && set.contains(&name(to)))
-                    .map(move |to| format!("{} -> {}", name(from), name(to)))
-            })
-        })
-        .collect();
+    // Between crates, Cargo keeps the layers; inside one, no two files import each other.
+    let mut problems = Vec::new();
+    for (src, krate) in workspace() {
+        assert!(krate.files.len() > 1, "{} read no files", src.display());
+        let edges = krate.edges();
+        for set in cycles(&edges) {
+            let ties: Vec<String> = edges
+                .iter()
+                .flat_map(|(from, targets)| {
+                    targets
+                        .iter()
+                        .filter(|to| set.contains(&name(from)) && set.contains(&name(to)))
+                        .map(move |to| format!("{} -> {}", name(from), name(to)))
+                })
+                .collect();
+            problems.push(format!("{}: {set:?} through {ties:?}", src.display()));
+        }
+    }
     assert!(
-        found.is_empty(),
-        "files that import each other: {found:#?}, through {ties:#?}"
+        problems.is_empty(),
+        "files that import each other: {problems:#?}"
     );
 }
 

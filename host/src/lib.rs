@@ -1,15 +1,18 @@
 //! reactor-host: a host for controllers whose logic runs sandboxed in WebAssembly components.
+//! This crate is the command line; the layers are crates of their own, re-exported here under
+//! the names their modules had (as the `kube` crate re-exports kube-core, kube-client and
+//! kube-runtime).
 
-pub mod agent;
 pub mod api;
 pub mod cli;
-pub mod controller;
-pub mod kvscheduler;
-pub mod nimbus;
-pub mod object;
-pub mod private;
-pub mod runtime;
-pub mod store;
+
+pub use reactor_agent as agent;
+pub use reactor_controller as controller;
+pub use reactor_core::{object, private};
+pub use reactor_kvscheduler as kvscheduler;
+pub use reactor_nimbus as nimbus;
+pub use reactor_runtime as runtime;
+pub use reactor_store as store;
 
 #[cfg(test)]
 mod layering;

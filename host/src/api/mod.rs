@@ -1,9 +1,8 @@
 //! The HTTP API under `/v1`: the server, its client, and the JSON bodies they exchange.
 
-pub mod client;
-pub mod server;
-pub mod token;
-pub mod wire;
-
-pub use client::{Client, ClientError};
-pub use server::{ServeError, Server, ServerConfig};
+pub use reactor_client as client;
+pub use reactor_client::token;
+pub use reactor_client::{Client, ClientError};
+pub use reactor_core::wire;
+pub use reactor_server as server;
+pub use reactor_server::{ServeError, Server, ServerConfig};

@@ -110,7 +110,7 @@ impl Command {
     pub fn default_log_filter(&self) -> &'static str {
         match self {
             _ if self.is_server() => "info",
-            Self::Test(_) => "warn,reactor_host::runtime::loader=error,guest=debug",
+            Self::Test(_) => "warn,reactor_runtime::loader=error,guest=debug",
             _ => "warn",
         }
     }

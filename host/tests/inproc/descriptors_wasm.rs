@@ -6,14 +6,15 @@
 //!
 //! Every create and delete is checked against the files present at that moment, so an
 //! operation done out of dependency order fails the test, as the native test southbound
-//! (host/src/kvscheduler/testing.rs) refuses it.
+//! (crates/kvscheduler/src/testing.rs) refuses it.
 
 use async_trait::async_trait;
 use parking_lot::{Mutex, MutexGuard};
+use reactor_host::agent::WasmDescriptor;
 use reactor_host::kvscheduler::{
     Dependency, DependencyTarget, Descriptor, DescriptorError, InvalidValue, Key, KvScheduler,
     Metadata, Resync, RetrievedValue, RetryOptions, TxnError, TxnOptions, TxnRecord, Value,
-    ValueState, WasmDescriptor,
+    ValueState,
 };
 use reactor_host::runtime::{Runtime, RuntimeConfig, World};
 use serde_json::json;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Component (folder of examples/), descriptor name, key prefix and retrieve dependencies,
-/// as the native test descriptors of host/src/kvscheduler/testing.rs (plus `policy-rule`).
+/// as the native test descriptors of crates/kvscheduler/src/testing.rs (plus `policy-rule`).
 const DESCRIPTORS: [(&str, &str, &str, &[&str]); 8] = [
     ("policy-rule-descriptor", "policy-rule", "policy/", &[]),
     (

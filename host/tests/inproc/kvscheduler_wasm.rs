@@ -1,7 +1,8 @@
 //! The KV scheduler driving a real descriptor component (`guests/files-descriptor`) through
 //! `WasmDescriptor`: dependencies from the guest, files in its southbound folder, resync.
 
-use reactor_host::kvscheduler::{KvScheduler, Resync, TxnOptions, ValueState, WasmDescriptor};
+use reactor_host::agent::WasmDescriptor;
+use reactor_host::kvscheduler::{KvScheduler, Resync, TxnOptions, ValueState};
 use reactor_host::runtime::{Runtime, RuntimeConfig, World};
 use serde_json::json;
 use std::sync::Arc;

@@ -7,7 +7,8 @@ use super::access::{FileSouthbound, SouthboundAccess};
 use super::args::MockDescArgs;
 use super::in_process::{Descriptors, InProcess};
 use async_trait::async_trait;
-use reactor_host::kvscheduler::{KvScheduler, WasmDescriptor};
+use reactor_host::agent::WasmDescriptor;
+use reactor_host::kvscheduler::KvScheduler;
 use reactor_host::runtime::{
     Access, ComponentSettings, DirGrant, Grants, Runtime, RuntimeConfig, RuntimeSettings, World,
 };

@@ -1,0 +1,6 @@
+//! The HTTP API's client (reqwest) and the API token file.
+
+mod client;
+pub mod token;
+
+pub use client::*;

@@ -1,0 +1,263 @@
+//! What a run's result does: success commits the callback's writes with the reconcile status,
+//! failures drop them and back off (or stop, if permanent), deletes withdraw items and release
+//! finalizers.
+
+use super::attachment::Attachment;
+use super::decide::Decision;
+use super::finalizers;
+use super::pending::Pending;
+use super::reactor::Action;
+use super::status::{self, ReconcileStatus};
+use reactor_core::object::{Object, ObjectKey};
+use reactor_nimbus::{ITEM_KIND, REPORT_KIND, owner_selector};
+use reactor_store::{Store, StoreError, Write, targets};
+use std::sync::Arc;
+
+/// How one run of a callback ended.
+pub enum Ran {
+    /// Committed, or failed and handed to the failure rules.
+    Done,
+    /// Its commit lost a race: nothing of it landed, and it may run again at once.
+    Conflict(String),
+}
+
+/// A callback that succeeded: what it decided, what it asked for next, and the version
+/// that ran it.
+pub struct Succeeded<'a> {
+    pub decision: &'a Decision,
+    pub action: Action,
+    pub version: Option<String>,
+}
+
+/// The callback succeeded: its writes, the reconcile status (with the version that ran it)
+/// and the finalizer change commit together.
+pub async fn succeeded(
+    run: &Attachment,
+    key: &ObjectKey,
+    ran: Succeeded<'_>,
+    current: Option<Arc<Object>>,
+    pending: &Pending,
+) -> Ran {
+    let Succeeded {
+        decision,
+        action,
+        version,
+    } = ran;
+    if matches!(decision, Decision::Delete { .. } | Decision::Release) {
+        return deleted(run, key, decision, current, pending).await;
+    }
+    let Some(object) = current else {
+        return Ran::Done;
+    };
+    let entry = ReconcileStatus {
+        observed_generation: Some(object.meta.generation),
+        version,
+        ..ReconcileStatus::default()
+    };
+    if let Err(e) = status::write(pending, key.kind(), key.name(), &run.info.name, &entry).await {
+        retry(run, key, &format!("cannot write the reconcile status: {e}")).await;
+        return Ran::Done;
+    }
+    if let Err(ran) = commit_writes(run, key, pending).await {
+        return ran;
+    }
+    landed(run, key);
+    run.keys.handled(key, object);
+    if let Action::RequeueAfter(delay) = action {
+        run.keys.force(key);
+        run.queue.add_after(key.clone(), delay);
+    }
+    Ran::Done
+}
+
+/// The object's delete was handled: its items are withdrawn and the finalizer released, with
+/// whatever `on-delete` wrote, in one commit.
+async fn deleted(
+    run: &Attachment,
+    key: &ObjectKey,
+    decision: &Decision,
+    current: Option<Arc<Object>>,
+    pending: &Pending,
+) -> Ran {
+    let uid = match decision {
+        Decision::Delete { last } => Some(last.meta.uid.clone()),
+        _ => None,
+    };
+    // The owner is going: so are the items it published.
+    if let Err(e) = withdraw_all(run, key, current.as_deref(), pending).await {
+        if e.is_conflict() || matches!(e.root(), StoreError::NotFound { .. }) {
+            return Ran::Conflict(e.to_string());
+        }
+        let message = format!("cannot withdraw the published items: {e}");
+        retry(run, key, &message).await;
+        return Ran::Done;
+    }
+    if let Some(object) = &current
+        && run.info.handles_delete
+        && let Err(e) = finalizers::remove(pending, object, &run.info.name).await
+    {
+        retry(run, key, &format!("cannot remove the finalizer: {e}")).await;
+        return Ran::Done;
+    }
+    if let Err(ran) = commit_writes(run, key, pending).await {
+        return ran;
+    }
+    landed(run, key);
+    run.keys.delete_handled(key, uid);
+    Ran::Done
+}
+
+/// Withdraws the items `key` published and the agents' reports on them. Those the run's
+/// transaction has no room for go first, in transactions of at most the callback limit
+/// (each lands only if the object is still as the run saw it: `current`); the rest, with
+/// those the callback wrote, are withdrawn in the run's transaction.
+async fn withdraw_all(
+    run: &Attachment,
+    key: &ObjectKey,
+    current: Option<&Object>,
+    pending: &Pending,
+) -> Result<(), StoreError> {
+    let selector = owner_selector(key.kind(), key.name());
+    let mut published = Vec::new();
+    for kind in [ITEM_KIND, REPORT_KIND] {
+        // As the run reads them: with what the callback wrote.
+        published.extend(pending.list(kind, &selector).await?.items);
+    }
+    let beyond = published.len().saturating_sub(pending.room());
+    let (mut first, mut rest) = (Vec::new(), Vec::new());
+    for object in published {
+        // What the callback wrote can only go with the rest of its writes.
+        match first.len() < beyond && pending.staged(&object.key()).is_none() {
+            true => first.push(object),
+            false => rest.push(object),
+        }
+    }
+    let seen = Write::Check {
+        kind: key.kind().to_owned(),
+        name: key.name().to_owned(),
+        expected: current.map(|o| o.meta.revision),
+    };
+    let store = run.context.store.as_ref();
+    for batch in first.chunks(run.options.max_writes.max(1)) {
+        let deletes = batch.iter().map(|o| Write::Delete {
+            kind: o.kind.clone(),
+            name: o.name.clone(),
+            expected: Some(o.meta.revision),
+        });
+        store
+            .commit(std::iter::once(seen.clone()).chain(deletes).collect())
+            .await?;
+    }
+    for object in rest {
+        match pending.delete(&object.kind, &object.name, None).await {
+            Ok(_) | Err(StoreError::NotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// The run's writes landed: the object leaves the queue (an event says so after failures).
+fn landed(run: &Attachment, key: &ObjectKey) {
+    let failures = run.queue.failures(key);
+    run.queue.forget(key);
+    super::event_hooks::succeeded(&run.context, &run.info.name, key, failures);
+}
+
+/// Commits what a run decided without a callback (a finalizer put back), if anything.
+pub async fn commit_alone(run: &Attachment, key: &ObjectKey, pending: &Pending) -> Ran {
+    if !pending.writes_anything() {
+        return Ran::Done;
+    }
+    match commit_writes(run, key, pending).await {
+        Ok(()) => Ran::Done,
+        Err(ran) => ran,
+    }
+}
+
+/// Commits a run's writes in one transaction. A lost race is `Err(Conflict)`: nothing landed
+/// and the run may go again; any other failure is handed to the failure rules.
+pub async fn commit_writes(
+    run: &Attachment,
+    key: &ObjectKey,
+    pending: &Pending,
+) -> Result<(), Ran> {
+    let writes = pending.take();
+    if writes.is_empty() {
+        return Ok(());
+    }
+    metrics::histogram!("reconcile_commit_writes", "component" => run.info.name.clone())
+        .record(writes.len() as f64);
+    let targets = targets(&writes);
+    match run.context.store.commit(writes).await {
+        Ok(written) => {
+            // Later runs read caches only once they show these writes.
+            let changed = targets.iter().zip(&written);
+            let changed = changed.filter(|(_, w)| w.change.is_some());
+            run.keys
+                .committed(key, changed.map(|(target, w)| (target.kind(), w.revision)));
+            Ok(())
+        }
+        Err(e) if e.is_conflict() || matches!(e.root(), StoreError::NotFound { .. }) => {
+            Err(Ran::Conflict(e.to_string()))
+        }
+        Err(e @ StoreError::TxnTooLarge(_)) => {
+            let handled = run.keys.handled_generation(key);
+            permanent(run, key, handled, format!("cannot commit its writes: {e}")).await;
+            Err(Ran::Done)
+        }
+        Err(e) => {
+            retry(run, key, &format!("cannot commit its writes: {e}")).await;
+            Err(Ran::Done)
+        }
+    }
+}
+
+/// The callback failed and may succeed later: back off, and say so in the status.
+pub async fn retry(run: &Attachment, key: &ObjectKey, message: &str) {
+    let delay = run.queue.add_rate_limited(key.clone());
+    let attempts = run.queue.failures(key);
+    let next = std::time::SystemTime::now() + delay;
+    let entry = ReconcileStatus {
+        observed_generation: run.keys.handled_generation(key),
+        attempts,
+        last_error: Some(message.to_owned()),
+        permanent: false,
+        next_retry: Some(humantime::format_rfc3339_millis(next).to_string()),
+        version: run.version(),
+    };
+    tracing::debug!(reactor = %run.info.name, object = %key, attempts, ?delay, error = message, "retrying");
+    // The status first: whoever sees the event then finds the error in the status too.
+    write_status(run, key, &entry).await;
+    super::event_hooks::retrying(&run.context, &run.info.name, key, message);
+}
+
+/// The callback failed for good: no retry until the object changes.
+pub async fn permanent(run: &Attachment, key: &ObjectKey, handled: Option<u64>, message: String) {
+    run.queue.forget(key);
+    let entry = ReconcileStatus {
+        observed_generation: handled,
+        attempts: 1,
+        last_error: Some(message.clone()),
+        permanent: true,
+        next_retry: None,
+        version: run.version(),
+    };
+    write_status(run, key, &entry).await;
+    super::event_hooks::permanent(&run.context, &run.info.name, key, &message);
+}
+
+async fn write_status(run: &Attachment, key: &ObjectKey, entry: &ReconcileStatus) {
+    let store = run.context.store.as_ref();
+    match status::write(store, key.kind(), key.name(), &run.info.name, entry).await {
+        // The next run starts from an object that shows it (a failed run leaves nothing
+        // else of itself).
+        Ok(Some(revision)) => run
+            .keys
+            .committed(key, std::iter::once((key.kind(), revision))),
+        Ok(None) => {}
+        Err(e) => {
+            tracing::warn!(reactor = %run.info.name, object = %key, error = %e, "cannot write the reconcile status");
+        }
+    }
+}

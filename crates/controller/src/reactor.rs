@@ -1,0 +1,74 @@
+//! What the engine calls: a reactor's callbacks, whether the logic is a WASM component or
+//! native Rust (the benchmarks' baseline).
+
+use async_trait::async_trait;
+use reactor_core::object::Object;
+use reactor_nimbus::AgentReport;
+pub use reactor_runtime::Watch;
+use std::time::Duration;
+
+/// How a reactor describes itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReactorInfo {
+    /// Names the reactor in status, metrics and finalizers.
+    pub name: String,
+    pub kinds: Vec<String>,
+    /// Every watched object is run again at this period (drift healing).
+    pub resync: Option<Duration>,
+    /// The host holds a finalizer so that `on_delete` is never missed.
+    pub handles_delete: bool,
+    /// Other kinds watched, and which of the reactor's objects a change there runs again.
+    pub watches: Vec<Watch>,
+}
+
+/// What to do after a successful callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Done,
+    RequeueAfter(Duration),
+}
+
+/// Why a callback failed. A failed callback leaves none of its writes, whether it returned an
+/// error, went over its limit of writes or crashed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Failure {
+    /// The reactor asked to be called again later.
+    #[error("{0}")]
+    Retry(String),
+    /// The reactor gave up on this state of the object.
+    #[error("permanent: {0}")]
+    Permanent(String),
+    /// The callback never returned (trap, deadline, memory cap): its writes are dropped and
+    /// it is retried.
+    #[error("{0}")]
+    Crashed(String),
+}
+
+pub type Reaction = Result<Action, Failure>;
+
+#[async_trait]
+pub trait Reactor: Send + Sync + 'static {
+    fn info(&self) -> ReactorInfo;
+
+    /// The version serving now, as `components` shows it, with a reactor whose every call
+    /// runs on that version; `None` for a reactor without versions (native Rust).
+    fn pin(&self) -> Option<(std::sync::Arc<dyn Reactor>, String)> {
+        None
+    }
+
+    /// Admission: `Err(message)` refuses an apply, and the user sees the message.
+    async fn validate(&self, object: &Object) -> Result<(), String>;
+
+    async fn on_create(&self, object: &Object) -> Reaction;
+
+    async fn on_update(&self, old: &Object, new: &Object) -> Reaction;
+
+    async fn on_delete(&self, object: &Object) -> Reaction;
+
+    /// An agent reported on an item that `owner` published; `owner` is read fresh from the
+    /// store. A reactor that does not care keeps this default.
+    async fn on_agent_status(&self, owner: &Object, report: &AgentReport) -> Reaction {
+        let _ = (owner, report);
+        Ok(Action::Done)
+    }
+}

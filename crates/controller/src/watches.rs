@@ -1,0 +1,79 @@
+//! The feed of one kind a reactor watches besides its own: a change there runs the mapped
+//! objects of the reactor again (referencing, selected, or owning), and an owned child whose
+//! owner is gone is collected.
+
+use super::attachment::Attachment;
+use super::collector;
+use super::reflector::{Reflector, ReflectorEvent};
+use reactor_core::object::{ObjectKey, Selector};
+use std::sync::Arc;
+use tokio::sync::broadcast::error::RecvError;
+
+/// Follows `reflector` (a watched kind) for the attached reactor `run` until it stops.
+pub async fn follow(run: Arc<Attachment>, reflector: Arc<Reflector>) {
+    let mut events = reflector.subscribe();
+    // Owners must be known before a child can be judged an orphan.
+    for primary in run.reflectors.values() {
+        primary.synced().await;
+    }
+    reflector.synced().await;
+    judge_all(&run, &reflector).await;
+    loop {
+        match events.recv().await {
+            Ok(event) => changed(&run, &event).await,
+            Err(RecvError::Lagged(_)) => {
+                // Missed changes: run every mapped object again and judge every child.
+                for object in reflector.list(&Selector::default()) {
+                    changed(&run, &ReflectorEvent::Applied(object)).await;
+                }
+            }
+            Err(RecvError::Closed) => return,
+        }
+    }
+}
+
+/// Learns every watched object as it is now (selectors, children) and collects the children
+/// whose owner went while nobody watched; the reactor's own objects all run at start anyway.
+/// Also when this replica gains shards: their orphans were left to the replica that had them.
+pub async fn judge_all(run: &Attachment, reflector: &Reflector) {
+    for object in reflector.list(&Selector::default()) {
+        let event = ReflectorEvent::Applied(object);
+        run.secondaries.relevant(&event);
+        run.secondaries.mapped(&event);
+        settle_child(run, &event, false).await;
+    }
+}
+
+async fn changed(run: &Attachment, event: &ReflectorEvent) {
+    if !run.secondaries.relevant(event) {
+        return;
+    }
+    for key in run.secondaries.mapped(event) {
+        run.rerun(key);
+    }
+    settle_child(run, event, true).await;
+}
+
+/// An owned child changed: its owner runs again (and restores it), or, with the owner gone,
+/// the child is collected.
+async fn settle_child(run: &Attachment, event: &ReflectorEvent, rerun: bool) {
+    let child = event.object();
+    if !run.secondaries.owns(&child.kind) {
+        return;
+    }
+    let Some(owner) = run.secondaries.owner_of(child).cloned() else {
+        return;
+    };
+    let owner_key = ObjectKey::new(&owner.kind, &owner.name);
+    match event {
+        ReflectorEvent::Deleted(_) => run.secondaries.disown(&child.key()),
+        ReflectorEvent::Applied(_) => run.secondaries.adopt(&child.key(), &owner_key),
+    }
+    if collector::owner_alive(run, &owner) {
+        if rerun {
+            run.rerun(owner_key);
+        }
+    } else if matches!(event, ReflectorEvent::Applied(_)) {
+        collector::collect(run, child, &owner).await;
+    }
+}

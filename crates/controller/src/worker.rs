@@ -1,0 +1,232 @@
+//! A worker: takes a key from the queue, locks its object, decides the one callback level
+//! state calls for, runs it with its writes held, and hands the result to the outcome rules
+//! (which commit the writes); a commit that lost a race runs the callback again.
+
+use super::attachment::Attachment;
+use super::decide::{Decision, decide};
+use super::finalizers::{self, finalizer_of};
+use super::key_state::RunStart;
+use super::outcome::{self, Ran};
+use super::pending::{CACHE_WAIT, CachedReads, Pending};
+use super::reactor::{Action, Failure, Reaction};
+use super::rollout_steps;
+use reactor_core::object::{Object, ObjectKey};
+use std::sync::Arc;
+
+/// Works the queue until it shuts down. No callback runs before the caches of the reactor's
+/// kinds and of the kinds it watches have loaded (as controller-runtime waits for its caches
+/// to sync): a callback reading a watched object from a cache still loading would see nothing,
+/// and the object's arrival in the initial listing runs nobody again.
+pub async fn work(run: &Attachment) {
+    for reflector in run.reflectors.values().chain(run.watched.values()) {
+        reflector.synced().await;
+    }
+    while let Some(key) = run.queue.next().await {
+        process(run, &key).await;
+        run.queue.done(&key);
+    }
+}
+
+/// How many times a callback runs again at once when its commit lost a race, before the
+/// object backs off as a failure.
+const COMMIT_ATTEMPTS: usize = 8;
+
+async fn process(run: &Attachment, key: &ObjectKey) {
+    if !run.context.locks.owns(key) {
+        // Another replica's object: it runs there. Gaining the shard re-enqueues it.
+        run.queue.forget(key);
+        rollout_steps::after_run(run, key, None, false);
+        return;
+    }
+    let Some(_guard) = run.context.locks.try_lock(key) else {
+        run.queue.add_after(key.clone(), run.options.lock_retry);
+        return;
+    };
+    let Some(reflector) = run.reflectors.get(key.kind()) else {
+        return;
+    };
+    // The object as this controller last wrote it (a commit, a reconcile status), once the
+    // cache shows that; past the wait a stale object costs a lost race at commit instead.
+    let at = (run.keys.committed_at(key).into_iter())
+        .find(|(kind, _)| kind == key.kind())
+        .map_or(0, |(_, at)| at);
+    let _ = tokio::time::timeout(CACHE_WAIT, reflector.reached(at)).await;
+    let mut current = reflector.get(key.name());
+    rollout_steps::before_run(run, key, current.as_deref());
+    let start = run
+        .keys
+        .start_run(key, current.as_deref(), run.info.name.as_str());
+    let mut lost = String::new();
+    for attempt in 0..COMMIT_ATTEMPTS {
+        if attempt > 0 {
+            // The cache showed a state the store had left: read the store itself.
+            metrics::counter!("reconcile_commit_conflicts_total", "component" => run.info.name.clone())
+                .increment(1);
+            current = match run.context.store.get(key.kind(), key.name()).await {
+                Ok(object) => object.map(Arc::new),
+                Err(e) => {
+                    outcome::retry(run, key, &format!("cannot read the object: {e}")).await;
+                    return;
+                }
+            };
+        }
+        // A first attempt reads the engine's caches; one after a lost race reads the store.
+        match attempt_run(run, key, &start, current.clone(), attempt == 0).await {
+            Ran::Done => return,
+            Ran::Conflict(message) => lost = message,
+        }
+    }
+    let message = format!("its writes kept conflicting with other writers: {lost}");
+    outcome::retry(run, key, &message).await;
+}
+
+async fn attempt_run(
+    run: &Attachment,
+    key: &ObjectKey,
+    start: &RunStart,
+    current: Option<Arc<Object>>,
+    cached: bool,
+) -> Ran {
+    let name = run.info.name.as_str();
+    // Everything this run writes lands in one transaction at its end, or not at all.
+    let mut pending = Pending::new(run.context.store.clone(), run.options.max_writes);
+    if cached {
+        pending = pending.reading_from(CachedReads {
+            reflectors: run.context.reflectors.clone(),
+            committed_at: run.keys.committed_at(key),
+        });
+    }
+    let pending = Arc::new(pending);
+    if let Some(object) = &current {
+        pending.seed(object);
+    }
+    // Decided from `current`: if the store moved on meanwhile, nothing lands and it runs again.
+    pending.require(key, current.as_ref().map(|o| o.meta.revision));
+    if run.info.handles_delete
+        && let Some(object) = &current
+        && !object.meta.deleting
+        && !object.meta.finalizers.contains(&finalizer_of(name))
+        && let Err(e) = finalizers::add(pending.as_ref(), object, name).await
+    {
+        outcome::retry(run, key, &format!("cannot add the finalizer: {e}")).await;
+        return Ran::Done;
+    }
+    let finalizer_pending = !start.delete_handled
+        && current
+            .as_ref()
+            .is_some_and(|o| o.meta.finalizers.contains(&finalizer_of(name)));
+    let decision = decide(
+        start.handled.as_ref(),
+        current.as_ref(),
+        run.info.handles_delete,
+        start.forced,
+        finalizer_pending,
+    );
+    let started = std::time::Instant::now();
+    // The version that runs this callback, whatever is swapped in meanwhile: its status says so.
+    let (reactor, version) = match run.reactor().pin() {
+        Some((pinned, version)) => (pinned, Some(version)),
+        None => (run.reactor(), None),
+    };
+    let reaction = {
+        let _open = run.context.callbacks.open(name, key, pending.clone());
+        match &decision {
+            Decision::Nothing => {
+                run.queue.forget(key);
+                if current.is_none() {
+                    run.keys.forget_gone(key);
+                }
+                // A finalizer put back, if a user removed it.
+                let ran = outcome::commit_alone(run, key, &pending).await;
+                if matches!(ran, Ran::Done) {
+                    rollout_steps::after_run(run, key, None, false);
+                }
+                return ran;
+            }
+            Decision::Create => match &current {
+                Some(object) => reactor.on_create(object).await,
+                None => return Ran::Done,
+            },
+            Decision::Update { old } => match &current {
+                Some(object) => reactor.on_update(old, object).await,
+                None => return Ran::Done,
+            },
+            Decision::Delete { last } => reactor.on_delete(last).await,
+            Decision::Release => Ok(Action::Done),
+        }
+    };
+    // A callback refused a write for its limit fails for good, whatever it returned.
+    let reaction = match pending.over_limit() {
+        Some(message) => Err(Failure::Permanent(message)),
+        None => reaction,
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    metrics::histogram!("reconcile_time_seconds", "component" => name.to_owned()).record(seconds);
+    let result = match &reaction {
+        Ok(Action::Done) => "success",
+        Ok(Action::RequeueAfter(_)) => "requeue",
+        Err(Failure::Retry(_) | Failure::Crashed(_)) => "error",
+        Err(Failure::Permanent(_)) => "permanent",
+    };
+    let ran = finish(
+        run,
+        key,
+        start,
+        decision,
+        current,
+        reaction,
+        &pending,
+        version.clone(),
+    )
+    .await;
+    // A run whose commit lost a race left nothing: the one that runs again counts instead.
+    if matches!(ran, Ran::Done) {
+        let failed = result == "error" || result == "permanent";
+        rollout_steps::after_run(run, key, version.as_deref(), failed);
+        metrics::counter!("reconcile_total", "component" => name.to_owned(), "result" => result)
+            .increment(1);
+        if result == "error" || result == "permanent" {
+            metrics::counter!("reconcile_errors_total", "component" => name.to_owned())
+                .increment(1);
+        }
+    }
+    ran
+}
+
+/// Hands a callback's result, from `version`, to the outcome rules, which commit its writes
+/// if it succeeded.
+#[allow(clippy::too_many_arguments)]
+async fn finish(
+    run: &Attachment,
+    key: &ObjectKey,
+    start: &RunStart,
+    decision: Decision,
+    current: Option<Arc<Object>>,
+    reaction: Reaction,
+    pending: &Pending,
+    version: Option<String>,
+) -> Ran {
+    let failure = match reaction {
+        Ok(action) => {
+            let ran = outcome::Succeeded {
+                decision: &decision,
+                action,
+                version,
+            };
+            return outcome::succeeded(run, key, ran, current, pending).await;
+        }
+        Err(failure) => failure,
+    };
+    // A failed callback keeps none of its writes (its transaction is all or none): one that
+    // returned an error, went over its limit or crashed alike.
+    match failure {
+        Failure::Retry(message) | Failure::Crashed(message) => {
+            outcome::retry(run, key, &message).await;
+        }
+        Failure::Permanent(message) => {
+            let handled = start.handled.as_ref().map(|h| h.meta.generation);
+            outcome::permanent(run, key, handled, message).await;
+        }
+    }
+    Ran::Done
+}

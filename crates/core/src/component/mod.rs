@@ -1,0 +1,12 @@
+//! What the API tells of a component: its world, what it said of itself, its state, its
+//! rollout.
+
+pub mod described;
+pub mod info;
+pub mod rollout_info;
+pub mod world;
+
+pub use described::{Described, DescriptorDescription, ReactorDescription, Watch};
+pub use info::{ComponentInfo, ComponentState};
+pub use rollout_info::{Rejection, RolloutInfo, RolloutPhase, version_of};
+pub use world::World;

@@ -1,0 +1,153 @@
+//! The object document every reactor and client sees: kind, name, labels, spec, status, meta.
+
+mod document;
+mod from_map;
+mod kind;
+mod names;
+mod owner;
+mod selector;
+
+pub use document::{DocumentError, InputDocument, parse_documents};
+pub use from_map::from_map;
+pub use kind::{Column, KIND, KindError, KindSpec, validate_object_name};
+pub use names::{NameError, validate_kind, validate_labels, validate_name};
+pub use owner::{Owner, RESERVED_KINDS, is_reserved};
+pub use selector::{Selector, SelectorError};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A store-wide revision: the position of one change in the store's history.
+pub type Revision = u64;
+
+/// [`Object`] under another name for the OpenAPI derive, which reads a type named `Object` as
+/// "any JSON object".
+pub type StoredObject = Object;
+
+/// One object as stored and returned by the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Object {
+    #[schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
+    pub kind: String,
+    #[schema(
+        pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
+        max_length = 63
+    )]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub spec: Value,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub status: Value,
+    #[serde(default)]
+    pub meta: Meta,
+}
+
+/// Server-owned bookkeeping. On apply only `revision` is read (as a compare-and-swap guard).
+/// Read only from a map: serde would otherwise take a list (`meta: []`) field by field.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
+pub struct Meta {
+    pub uid: String,
+    #[schema(value_type = u64)]
+    pub revision: Revision,
+    pub generation: u64,
+    pub created: String,
+    pub updated: String,
+    pub finalizers: Vec<String>,
+    pub deleting: bool,
+    /// Set on objects a reactor applied through the store import.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+}
+
+from_map!(Meta, "a map of meta fields");
+
+impl Object {
+    /// The store key of this object.
+    pub fn key(&self) -> ObjectKey {
+        ObjectKey::new(&self.kind, &self.name)
+    }
+}
+
+/// What a client asks the store to make true for one object. On the wire it is the object
+/// document (see [`document`]): `meta.revision`, when set, is `expected_revision`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApplyRequest {
+    pub kind: String,
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub spec: Value,
+    /// When set, the apply succeeds only if the object's current revision equals it (0: only
+    /// if it does not exist yet; a document's revision 0 means unset).
+    pub expected_revision: Option<Revision>,
+    /// Set by the host for a reactor's apply: the object must be new or already this
+    /// owner's. `None` (every other writer) leaves the owner as it is.
+    pub owner: Option<Owner>,
+}
+
+impl ApplyRequest {
+    /// Checks the kind, name and label rules (a Kind object is named after its kind).
+    pub fn validate(&self) -> Result<(), NameError> {
+        validate_kind(&self.kind)?;
+        validate_object_name(&self.kind, &self.name)?;
+        validate_labels(&self.labels)
+    }
+
+    pub fn key(&self) -> ObjectKey {
+        ObjectKey::new(&self.kind, &self.name)
+    }
+}
+
+impl From<Object> for ApplyRequest {
+    fn from(object: Object) -> Self {
+        let expected_revision = (object.meta.revision != 0).then_some(object.meta.revision);
+        Self {
+            kind: object.kind,
+            name: object.name,
+            labels: object.labels,
+            spec: object.spec,
+            expected_revision,
+            owner: None,
+        }
+    }
+}
+
+/// `kind/name`, the identity of an object in the store. Kinds cannot contain `/`, so a kind's
+/// objects form one contiguous key range.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectKey(String);
+
+impl ObjectKey {
+    pub fn new(kind: &str, name: &str) -> Self {
+        Self(format!("{kind}/{name}"))
+    }
+
+    /// The first key of a kind's range (inclusive) and the first key after it (exclusive).
+    pub fn kind_range(kind: &str) -> (String, String) {
+        (format!("{kind}/"), format!("{kind}0"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn kind(&self) -> &str {
+        self.0
+            .split_once('/')
+            .map_or(self.0.as_str(), |(kind, _)| kind)
+    }
+
+    pub fn name(&self) -> &str {
+        self.0.split_once('/').map_or("", |(_, name)| name)
+    }
+}
+
+impl std::fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}

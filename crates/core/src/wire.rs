@@ -1,0 +1,143 @@
+//! The JSON bodies of the HTTP API, shared by the server and the client.
+
+use crate::applied::Applied;
+use crate::object::{ApplyRequest, Revision};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// `POST /v1/objects`: apply several objects, all or nothing.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyBody {
+    /// Object documents; `status` and `meta` are accepted and ignored but for `meta.revision`.
+    #[schema(value_type = Vec<crate::object::InputDocument>)]
+    pub objects: Vec<ApplyRequest>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct AppliedBody {
+    pub items: Vec<Applied>,
+    /// Things the client should tell its user, one line each (e.g. a kind without a Kind
+    /// object); the apply went ahead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// `PUT /v1/objects/{kind}/{name}/status`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusBody {
+    pub status: Value,
+    /// When set, the status is written only if the object is at this revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<u64>)]
+    pub revision: Option<Revision>,
+}
+
+/// `PUT /v1/objects/{kind}/{name}/finalizers`: the finalizers to keep, a subset of the
+/// current ones (a client can remove a finalizer, never add one).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FinalizersBody {
+    pub finalizers: Vec<String>,
+    /// When set, the finalizers are written only if the object is at this revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<u64>)]
+    pub revision: Option<Revision>,
+}
+
+/// What every failed request answers.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: String,
+    pub code: ErrorCode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    Invalid,
+    NotFound,
+    Conflict,
+    Compacted,
+    Unauthorized,
+    /// The caller may not write this (the host's own kinds; another owner's object).
+    Forbidden,
+    Internal,
+}
+
+/// The last line of a watch stream that the server had to end.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct WatchErrorLine {
+    #[serde(rename = "type")]
+    pub line_type: String,
+    pub error: String,
+    pub code: ErrorCode,
+}
+
+/// `PUT /v1/agents/{id}`: an agent registers (or re-registers) with its labels.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterBody {
+    #[serde(default)]
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+/// `POST /v1/agents/{id}/heartbeat`: the agent is alive, and counts as connected for `ttl_ms`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HeartbeatBody {
+    /// From 1 ms to a day.
+    #[schema(minimum = 1, maximum = 86_400_000)]
+    pub ttl_ms: u64,
+}
+
+/// `POST /v1/nimbus/watch`: follow an agent's items after `from`; `known` is what the agent
+/// holds (key → version), so that items no longer meant for it are sent as deletes.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeedBody {
+    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    pub agent: String,
+    #[schema(value_type = u64)]
+    pub from: Revision,
+    #[serde(default)]
+    pub known: std::collections::HashMap<String, u64>,
+}
+
+/// `POST /v1/nimbus/status`: an agent's reports on its items.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportBody {
+    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    pub agent: String,
+    /// `{key, agent, state, message?, revision}` each.
+    #[schema(value_type = Vec<Object>)]
+    pub reports: Vec<crate::report::AgentReport>,
+    /// These are all the items the agent holds (it sends them so when it connects): its
+    /// reports on any other item are dropped, whichever way they were missed (a `removed`
+    /// lost with a crash, an item withdrawn while a report on it was being recorded).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub complete: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RecordedBody {
+    /// Reports written (those on items withdrawn meanwhile are dropped).
+    pub recorded: usize,
+}
+
+/// `GET /v1/events`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct EventsBody {
+    /// Oldest last seen first.
+    pub items: Vec<crate::event::Event>,
+}
+
+/// `GET /v1/components/{name}/logs`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct LogsBody {
+    /// Oldest first.
+    pub lines: Vec<crate::log_line::LogLine>,
+}

@@ -1,0 +1,261 @@
+//! The components the runtime knows: a slot per name, the files ignored, and
+//! [`ComponentInfo`] as `components` and `/v1/components` show them. A slot holds the
+//! version in service and the one it replaced, kept for a rollback; the versions rolled back
+//! are kept by name, whether a slot exists yet or not.
+
+use super::described::Described;
+use super::instance::{Counters, Loaded};
+use super::rollout_info::{Rejection, RolloutInfo};
+use super::world::World;
+use arc_swap::ArcSwapOption;
+use parking_lot::{Mutex, RwLock};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+pub use reactor_core::component::info::{ComponentInfo, ComponentState};
+
+/// Every component name the runtime knows, and the files it ignores.
+#[derive(Default)]
+pub(crate) struct Slots {
+    slots: RwLock<BTreeMap<String, Arc<Slot>>>,
+    pub(crate) ignored: Ignored,
+    /// The version rolled back of each component name.
+    rejections: Mutex<BTreeMap<String, Rejection>>,
+}
+
+impl Slots {
+    /// The slot of `name`, created for `world` and `file` if new.
+    pub(crate) fn get_or_insert(&self, name: &str, world: World, file: &Path) -> Arc<Slot> {
+        self.slots
+            .write()
+            .entry(name.to_owned())
+            .or_insert_with(|| Arc::new(Slot::new(name.to_owned(), world, file.to_owned())))
+            .clone()
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<Slot>> {
+        self.slots.read().get(name).cloned()
+    }
+
+    pub(crate) fn remove(&self, name: &str) -> Option<Arc<Slot>> {
+        self.slots.write().remove(name)
+    }
+
+    /// Every slot, by name.
+    pub(crate) fn all(&self) -> Vec<Arc<Slot>> {
+        self.slots.read().values().cloned().collect()
+    }
+
+    /// The version of `name` rolled back, if one is.
+    pub(crate) fn rejection(&self, name: &str) -> Option<Rejection> {
+        self.rejections.lock().get(name).cloned()
+    }
+
+    /// Every version rolled back, by component name.
+    pub(crate) fn rejections(&self) -> BTreeMap<String, Rejection> {
+        self.rejections.lock().clone()
+    }
+
+    /// Records `rejection` for `name`; false if it was recorded already.
+    pub(crate) fn set_rejection(&self, name: &str, rejection: Rejection) -> bool {
+        let previous = self
+            .rejections
+            .lock()
+            .insert(name.to_owned(), rejection.clone());
+        previous.as_ref() != Some(&rejection)
+    }
+
+    /// Forgets the version rolled back of `name`, answering it.
+    pub(crate) fn clear_rejection(&self, name: &str) -> Option<Rejection> {
+        self.rejections.lock().remove(name)
+    }
+
+    /// The versions some component still needs the wasm of: serving, replaced, in its file,
+    /// or the one a rollback returns to.
+    pub(crate) fn in_use(&self) -> BTreeSet<String> {
+        let mut in_use: BTreeSet<String> = self
+            .rejections
+            .lock()
+            .values()
+            .filter_map(|r| r.restore.clone())
+            .collect();
+        for slot in self.all() {
+            let loaded = [slot.current.load_full(), slot.previous.load_full()];
+            in_use.extend(
+                loaded
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.loaded.sha256.clone()),
+            );
+            in_use.extend(slot.file_sha256.lock().clone());
+        }
+        in_use
+    }
+
+    /// One component as the components view shows it.
+    pub(crate) fn info(&self, slot: &Slot) -> ComponentInfo {
+        let mut info = slot.info();
+        let file = slot.file_sha256.lock().clone();
+        // Shown while the file is the version rolled back, the one it keeps from serving.
+        info.rolled_back = self
+            .rejection(&slot.name)
+            .filter(|r| file.as_deref() == Some(r.sha256.as_str()))
+            .map(|r| r.cell());
+        info
+    }
+
+    /// The components view: every slot, then the ignored files.
+    pub(crate) fn infos(&self) -> Vec<ComponentInfo> {
+        let mut infos: Vec<ComponentInfo> = self.all().iter().map(|slot| self.info(slot)).collect();
+        infos.extend(self.ignored.infos());
+        infos
+    }
+}
+
+/// The files of the components folders not loaded because of their names: shown in the
+/// components view with the reason, and logged once each.
+#[derive(Default)]
+pub(crate) struct Ignored(Mutex<BTreeMap<PathBuf, (World, String)>>);
+
+impl Ignored {
+    /// Records `file` as ignored for `reason`; logs it the first time.
+    pub(crate) fn add(&self, file: &Path, world: World, reason: String) {
+        let mut files = self.0.lock();
+        if files.get(file).is_none_or(|(_, known)| *known != reason) {
+            tracing::warn!(file = %file.display(), "not loaded: {reason}");
+        }
+        files.insert(file.to_owned(), (world, reason));
+    }
+
+    pub(crate) fn remove(&self, file: &Path) {
+        self.0.lock().remove(file);
+    }
+
+    /// The ignored files as the components view shows them.
+    pub(crate) fn infos(&self) -> Vec<ComponentInfo> {
+        let files = self.0.lock();
+        files
+            .iter()
+            .map(|(file, (world, reason))| ComponentInfo {
+                name: file
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                world: *world,
+                file: file.clone(),
+                sha256: None,
+                revision: 0,
+                state: ComponentState::Ignored,
+                error: Some(reason.clone()),
+                serving: false,
+                loaded_at: None,
+                calls: 0,
+                traps: 0,
+                described: None,
+                rollout: None,
+                rolled_back: None,
+            })
+            .collect()
+    }
+}
+
+/// The runtime's record of one component name.
+pub(crate) struct Slot {
+    pub(crate) name: String,
+    pub(crate) world: World,
+    pub(crate) file: Mutex<PathBuf>,
+    pub(crate) current: ArcSwapOption<Serving>,
+    /// The version `current` replaced, kept loaded for a rollback.
+    pub(crate) previous: ArcSwapOption<Serving>,
+    /// The sha256 of the file last read.
+    pub(crate) file_sha256: Mutex<Option<String>>,
+    pub(crate) rollout: Mutex<Option<RolloutInfo>>,
+    pub(crate) error: Mutex<Option<String>>,
+    pub(crate) counters: Arc<Counters>,
+    /// Serializes loads of this component.
+    pub(crate) loading: tokio::sync::Mutex<()>,
+}
+
+/// The version in service and what it said of itself.
+pub(crate) struct Serving {
+    pub(crate) loaded: Loaded,
+    pub(crate) described: Described,
+    /// Whether its code was compiled or taken from the cache.
+    pub(crate) source: Source,
+}
+
+impl Slot {
+    pub(crate) fn new(name: String, world: World, file: PathBuf) -> Self {
+        Slot {
+            name,
+            world,
+            file: Mutex::new(file),
+            current: ArcSwapOption::empty(),
+            previous: ArcSwapOption::empty(),
+            file_sha256: Mutex::new(None),
+            rollout: Mutex::new(None),
+            error: Mutex::new(None),
+            counters: Arc::new(Counters::default()),
+            loading: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub(crate) fn file(&self) -> PathBuf {
+        self.file.lock().clone()
+    }
+
+    pub(crate) fn set_error(&self, error: Option<String>) {
+        *self.error.lock() = error;
+    }
+
+    /// What the slot shows by itself (the components view adds the rollback).
+    fn info(&self) -> ComponentInfo {
+        let current = self.current.load_full();
+        let error = self.error.lock().clone();
+        ComponentInfo {
+            name: self.name.clone(),
+            world: self.world,
+            file: self.file(),
+            sha256: current.as_ref().map(|s| s.loaded.sha256.clone()),
+            revision: current
+                .as_ref()
+                .map_or(0, |s| s.loaded.spec.effective.revision),
+            state: match (&error, &current) {
+                (Some(_), _) => ComponentState::Failed,
+                (None, Some(_)) => ComponentState::Ready,
+                (None, None) => ComponentState::Loading,
+            },
+            error,
+            serving: current.is_some(),
+            loaded_at: current
+                .as_ref()
+                .map(|s| humantime::format_rfc3339_seconds(s.loaded.loaded_at).to_string()),
+            calls: self.counters.calls.load(Ordering::Relaxed),
+            traps: self.counters.traps.load(Ordering::Relaxed),
+            described: current.as_ref().map(|s| s.described.clone()),
+            rollout: self.rollout.lock().clone(),
+            rolled_back: None,
+        }
+    }
+}
+
+/// Where a version's compiled code came from (shown in the log and the metrics
+/// `reactor_component_compiles_total` / `reactor_component_cache_hits_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Compiled from the wasm now.
+    Compiled,
+    /// Taken from the on-disk cache of compiled code.
+    Cache,
+}
+
+impl Source {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Source::Compiled => "compiled",
+            Source::Cache => "cache",
+        }
+    }
+}

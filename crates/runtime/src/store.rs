@@ -1,0 +1,53 @@
+//! The `store` import: the caller checked and the guest's JSON parsed once, then delegated to
+//! the [`ControllerHost`](super::ControllerHost) in the host's own types.
+
+use super::bindings::Object;
+use super::bindings::reactor::host::store::{Host, StoreError};
+use super::convert::{from_guest, to_guest};
+use super::host::InCallback;
+use super::state::HostState;
+use reactor_core::object::Selector;
+
+impl HostState {
+    fn writer(&self, what: &str) -> Result<InCallback<'_>, StoreError> {
+        self.caller.in_callback().ok_or_else(|| {
+            StoreError::Denied(format!("{what} is allowed only in a callback on an object"))
+        })
+    }
+}
+
+impl Host for HostState {
+    async fn get(&mut self, kind: String, name: String) -> Result<Option<Object>, StoreError> {
+        let found = self.host.get(&self.caller, &kind, &name).await?;
+        Ok(found.as_ref().map(to_guest))
+    }
+
+    async fn list(
+        &mut self,
+        kind: String,
+        selector: Vec<(String, String)>,
+    ) -> Result<Vec<Object>, StoreError> {
+        let selector = Selector::from_labels(&selector.into_iter().collect());
+        let found = self.host.list(&self.caller, &kind, &selector).await?;
+        Ok(found.iter().map(to_guest).collect())
+    }
+
+    async fn apply(&mut self, obj: Object) -> Result<Object, StoreError> {
+        let caller = self.writer("apply")?;
+        let object = from_guest(obj).map_err(StoreError::Invalid)?;
+        let applied = self.host.apply(caller, object).await?;
+        Ok(to_guest(&applied))
+    }
+
+    async fn delete(&mut self, kind: String, name: String) -> Result<bool, StoreError> {
+        let caller = self.writer("delete")?;
+        self.host.delete(caller, &kind, &name).await
+    }
+
+    async fn set_status(&mut self, status: String) -> Result<(), StoreError> {
+        let caller = self.writer("set-status")?;
+        let status = serde_json::from_str(&status)
+            .map_err(|e| StoreError::Invalid(format!("status is not JSON: {e}")))?;
+        self.host.set_status(caller, status).await
+    }
+}

@@ -1,0 +1,192 @@
+//! `/v1/agents` and `/v1/nimbus`: agents register, send heartbeats, receive their items as a
+//! snapshot and a feed of changes, and report on them.
+
+use super::body::JsonBody;
+use super::openapi::{Compacted, Refused};
+use super::path::Path;
+use super::{ApiError, AppState};
+use axum::Json;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::response::Response;
+use futures::StreamExt;
+use reactor_core::object::Object;
+use reactor_core::wire::{FeedBody, HeartbeatBody, RecordedBody, RegisterBody, ReportBody};
+use reactor_nimbus as nimbus;
+use reactor_nimbus::{AgentView, NimbusError, Recipient, Snapshot};
+use reactor_store::StoreError;
+use serde::Deserialize;
+use std::time::Duration;
+
+impl From<NimbusError> for ApiError {
+    fn from(error: NimbusError) -> Self {
+        match error {
+            NimbusError::Store(e) => e.into(),
+            NimbusError::Invalid(m) => ApiError::invalid(m),
+            NimbusError::Denied(m) => ApiError::new(reactor_core::wire::ErrorCode::Conflict, m),
+        }
+    }
+}
+
+/// The path parameter of one agent, for the OpenAPI document.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // read by the derive only
+struct AgentPath {
+    /// The agent's id.
+    #[param(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    id: String,
+}
+
+/// An agent registers, or re-registers with new labels.
+#[utoipa::path(
+    operation_id = "registerAgent",
+    put,
+    path = "/v1/agents/{id}",
+    tag = "agents",
+    params(AgentPath),
+    request_body(content = Option<RegisterBody>, description = "The agent's labels; no body registers it without labels"),
+    responses((status = 200, description = "The agent's `Agent` object", body = reactor_core::object::StoredObject), Refused)
+)]
+pub async fn register(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<RegisterBody>,
+) -> Result<Json<Object>, ApiError> {
+    Ok(Json(
+        nimbus::register(state.store.as_ref(), &id, body.labels).await?,
+    ))
+}
+
+/// The agent is alive: it counts as connected for `ttlMs`.
+#[utoipa::path(
+    operation_id = "heartbeat",
+    post,
+    path = "/v1/agents/{id}/heartbeat",
+    tag = "agents",
+    params(AgentPath),
+    request_body = HeartbeatBody,
+    responses((status = 200, description = "`{}`", body = Object), Refused)
+)]
+pub async fn heartbeat(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<HeartbeatBody>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    nimbus::heartbeat(
+        state.store.as_ref(),
+        &id,
+        Duration::from_millis(body.ttl_ms),
+    )
+    .await?;
+    Ok(Json(serde_json::json!({})))
+}
+
+/// Every registered agent: connected, last seen, items applied / pending / failed.
+#[utoipa::path(
+    operation_id = "listAgents",
+    get,
+    path = "/v1/agents",
+    tag = "agents",
+    responses((status = 200, description = "Each agent: id, labels, connected, lastSeenMs, applied, pending, failed", body = Vec<Object>), Refused)
+)]
+pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<AgentView>>, ApiError> {
+    Ok(Json(
+        nimbus::list_agents(state.store.as_ref(), &state.fanout, &state.reports).await?,
+    ))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ItemsQuery {
+    /// The agent's id.
+    #[param(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    agent: String,
+}
+
+async fn recipient(state: &AppState, id: &str) -> Result<Recipient, ApiError> {
+    let labels = nimbus::labels_of(state.store.as_ref(), id)
+        .await
+        .map_err(|e| match e {
+            NimbusError::Store(StoreError::NotFound { .. }) => {
+                ApiError::not_found(format!("agent {id} is not registered"))
+            }
+            e => e.into(),
+        })?;
+    Ok(Recipient {
+        id: id.to_owned(),
+        labels,
+    })
+}
+
+/// The items meant for an agent, and the revision to follow them from.
+#[utoipa::path(
+    operation_id = "agentItems",
+    get,
+    path = "/v1/nimbus/items",
+    tag = "agents",
+    params(ItemsQuery),
+    responses((status = 200, description = "`{\"items\": [{key, value, version}], \"revision\"}`", body = Object), Refused)
+)]
+pub async fn items(
+    State(state): State<AppState>,
+    query: Result<Query<ItemsQuery>, QueryRejection>,
+) -> Result<Json<Snapshot>, ApiError> {
+    let Query(query) = query?;
+    let recipient = recipient(&state, &query.agent).await?;
+    Ok(Json(state.fanout.snapshot(&recipient).await?))
+}
+
+/// The agent's feed as newline-delimited JSON; a store error ends it with an error line
+/// (`compacted`: the agent re-lists).
+#[utoipa::path(
+    operation_id = "agentFeed",
+    post,
+    path = "/v1/nimbus/watch",
+    tag = "agents",
+    request_body = FeedBody,
+    responses((status = 200, description = "One line per change: `put`, `delete`, `bookmark`; a stream that does not end", content_type = "application/x-ndjson", body = Object), Refused, Compacted)
+)]
+pub async fn feed(
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody<FeedBody>,
+) -> Result<Response, ApiError> {
+    let recipient = recipient(&state, &body.agent).await?;
+    let lines = state
+        .fanout
+        .follow(recipient, body.from, body.known)
+        .await?;
+    Ok(super::watch::ndjson(
+        lines.map(|line| line.map(super::watch::Serialized)),
+    ))
+}
+
+/// An agent's reports on its items.
+#[utoipa::path(
+    operation_id = "agentReports",
+    post,
+    path = "/v1/nimbus/status",
+    tag = "agents",
+    request_body = ReportBody,
+    responses((status = 200, description = "How many reports were recorded", body = RecordedBody), Refused)
+)]
+pub async fn report(
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody<ReportBody>,
+) -> Result<Json<RecordedBody>, ApiError> {
+    reactor_core::object::validate_name(&body.agent)
+        .map_err(|e| ApiError::invalid(format!("agent id {:?}: {e}", body.agent)))?;
+    if let Some(other) = body.reports.iter().find(|r| r.agent != body.agent) {
+        return Err(ApiError::invalid(format!(
+            "agent {} cannot report for agent {}",
+            body.agent, other.agent
+        )));
+    }
+    let recorded = if body.complete {
+        state.reporter.record_all(&body.agent, body.reports).await?
+    } else {
+        state.reporter.record(body.reports).await?
+    };
+    Ok(Json(RecordedBody { recorded }))
+}

@@ -1,0 +1,197 @@
+//! The HTTP server: routes, shared state, and the listener.
+
+mod agents;
+mod auth;
+mod body;
+mod components;
+mod dry_run;
+mod error;
+mod events;
+mod finalizers;
+mod logs;
+mod metrics_route;
+mod objects;
+mod openapi;
+mod path;
+mod status;
+mod watch;
+
+pub use auth::require_token;
+pub use body::JsonBody;
+pub use components::ComponentsApi;
+pub use error::ApiError;
+
+/// Installs the process-wide metrics recorder now (it is otherwise installed at the first
+/// request), so that what happens before the server listens, such as loading the
+/// components found at start, is counted too.
+pub fn install_metrics() {
+    metrics_route::handle();
+}
+
+use axum::Router;
+use reactor_store::Store;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use utoipa::OpenApi;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("the HTTP server failed: {0}")]
+    Serve(std::io::Error),
+    #[error("cannot write the OpenAPI document: {0}")]
+    Document(serde_json::Error),
+}
+
+/// What the server needs to answer requests.
+pub struct ServerConfig {
+    pub listen: String,
+    pub token: String,
+    pub store: Arc<dyn Store>,
+    pub admission: Option<Arc<dyn reactor_controller::Admission>>,
+    pub components: Option<ComponentsApi>,
+    /// The engine's events (`GET /v1/events`); the API records its own there too.
+    pub events: Option<reactor_controller::Events>,
+    /// The engine's report book, which agents' reports go to; a server without an engine
+    /// keeps its own.
+    pub reports: Option<reactor_nimbus::ReportBook>,
+    /// The largest request body any route reads (component uploads excepted).
+    pub max_request_bytes: usize,
+    /// How far back agents' feeds can resume from the fan-out's log of item changes.
+    pub fanout: reactor_nimbus::FanoutLimits,
+}
+
+/// The request body limit that fits objects of `max_object_bytes`: a few such objects in
+/// one apply, and never less than 2 MiB.
+pub fn request_limit(max_object_bytes: usize) -> usize {
+    max_object_bytes.saturating_mul(4).max(2 << 20)
+}
+
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub store: Arc<dyn Store>,
+    pub token: Arc<str>,
+    pub admission: Option<Arc<dyn reactor_controller::Admission>>,
+    pub components: Option<ComponentsApi>,
+    pub events: Option<reactor_controller::Events>,
+    /// The one writer of agents' reports.
+    pub reporter: reactor_nimbus::Reporter,
+    /// Agents' latest reports, in memory.
+    pub reports: reactor_nimbus::ReportBook,
+    /// The items, followed once for every agent's feed.
+    pub fanout: reactor_nimbus::Fanout,
+}
+
+/// A bound, not yet running, server.
+pub struct Server {
+    listener: tokio::net::TcpListener,
+    router: Router,
+}
+
+impl Server {
+    pub async fn bind(config: ServerConfig) -> Result<Self, ServeError> {
+        let listener = tokio::net::TcpListener::bind(&config.listen)
+            .await
+            .map_err(|source| ServeError::Bind {
+                addr: config.listen.clone(),
+                source,
+            })?;
+        let reports = config
+            .reports
+            .unwrap_or_else(|| reactor_nimbus::ReportBook::start(config.store.clone()));
+        let state = AppState {
+            store: config.store.clone(),
+            token: config.token.into(),
+            admission: config.admission,
+            components: config.components,
+            events: config.events,
+            reporter: reactor_nimbus::Reporter::start(config.store.clone(), reports.clone()),
+            reports,
+            fanout: reactor_nimbus::Fanout::start(config.store.clone(), config.fanout),
+        };
+        Ok(Self {
+            listener,
+            router: router(state, config.max_request_bytes)?,
+        })
+    }
+
+    pub fn local_addr(&self) -> Result<SocketAddr, ServeError> {
+        self.listener.local_addr().map_err(ServeError::Serve)
+    }
+
+    /// Serves until `shutdown` completes.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await
+            .map_err(ServeError::Serve)
+    }
+}
+
+/// The routes and their OpenAPI document, built from one list: a route is registered only
+/// with its `#[utoipa::path]`, so the document names every route the router serves.
+fn router(state: AppState, max_request_bytes: usize) -> Result<Router, ServeError> {
+    let (api, mut document) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(objects::apply_many))
+        .routes(routes!(objects::dry_run_many))
+        .routes(routes!(objects::list))
+        .routes(routes!(
+            objects::get_one,
+            objects::apply_one,
+            objects::delete
+        ))
+        .routes(routes!(objects::set_status))
+        .routes(routes!(finalizers::remove))
+        .routes(routes!(watch::watch_all))
+        .routes(routes!(watch::watch_kind))
+        .routes(routes!(components::list))
+        .routes(
+            routes!(components::get_one, components::upload, components::remove)
+                // componentize-py and componentize-js components are 12-18 MB.
+                .layer(axum::extract::DefaultBodyLimit::max(64 << 20)),
+        )
+        .routes(routes!(components::clear_rollback))
+        .routes(routes!(logs::lines))
+        .routes(routes!(events::list))
+        .routes(routes!(agents::list))
+        .routes(routes!(agents::register))
+        .routes(routes!(agents::heartbeat))
+        .routes(routes!(agents::items))
+        .routes(routes!(agents::feed))
+        .routes(routes!(agents::report))
+        .routes(routes!(metrics_route::render))
+        .layer(axum::extract::DefaultBodyLimit::max(max_request_bytes))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.token.clone(),
+            auth::require_token,
+        ))
+        .split_for_parts();
+    let (open, open_document) = OpenApiRouter::default()
+        .routes(routes!(openapi::healthz))
+        .routes(routes!(openapi::document))
+        .split_for_parts();
+    document.merge(open_document);
+    let document = openapi::Document(document.to_json().map_err(ServeError::Document)?.into());
+    Ok(open
+        .layer(axum::Extension(document))
+        .merge(api)
+        .fallback(|| async { ApiError::not_found("no such route") })
+        .method_not_allowed_fallback(|method: axum::http::Method| async move {
+            let mut error = ApiError::invalid(format!(
+                "method {method} is not allowed on this route (see the Allow header)"
+            ));
+            error.status = axum::http::StatusCode::METHOD_NOT_ALLOWED;
+            error
+        })
+        .layer(axum::middleware::from_fn(metrics_route::count_requests))
+        .with_state(state))
+}
