@@ -21,12 +21,12 @@ step() {
 step workspace cargo test --workspace --no-fail-fast "$@"
 # The SDKs' fake hosts and the examples' unit tests, in Rust, Python and JavaScript.
 step sdk scripts/test-sdk.sh
-# The etcd matrix: these modules of the one binary-driving test binary, by filter. Each
-# server they start gets an etcd of its own; a failure of the first run does not hide what
-# this one finds. `--workspace` keeps the features of the build above, so nothing is rebuilt.
+# The etcd matrix: the suites of tests/binary/both_stores/ (the one list) again, by filter.
+# Each server they start gets an etcd of its own; a failure of the first run does not hide
+# what this one finds. `--workspace` keeps the features of the build above, so nothing is
+# rebuilt.
 step etcd env REACTOR_TEST_STORE=etcd cargo test --workspace --no-fail-fast --test binary "$@" -- \
-    agent_scheduler:: agents:: cli_bad_input:: cli_flow:: callback_writes:: cli_objects:: components_api:: faults:: \
-    engine_wasm:: harden:: openapi:: ownership:: reconcile_commit:: status_api::
+    both_stores::
 # Components built against reactor:host@0.1.0 still behave as before: the agents suite again
 # with the Policy reactor kept from that version (tests/fixtures/reactor-host-0.1.0/).
 step policy-0.1.0 env REACTOR_TEST_POLICY=0.1.0 \

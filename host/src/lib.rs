@@ -12,7 +12,14 @@ pub use reactor_core::{object, private};
 pub use reactor_kvscheduler as kvscheduler;
 pub use reactor_nimbus as nimbus;
 pub use reactor_runtime as runtime;
-pub use reactor_store as store;
+
+/// The store: `reactor-store` (the `Store` trait and the embedded backend) with the etcd
+/// backend of `reactor-etcd` beside it, as `store::etcd`.
+pub mod store {
+    pub use reactor_etcd as etcd;
+    pub use reactor_etcd::{EtcdStore, EtcdStoreOptions, EtcdUrl};
+    pub use reactor_store::*;
+}
 
 #[cfg(test)]
 mod layering;

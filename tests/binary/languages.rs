@@ -362,7 +362,7 @@ fn python_replaces_rust_under_load_behaves_like_it_and_restarts_from_cache() {
 /// The Tenant example in Python: watches, owned children and their collection, as in Rust.
 #[test]
 fn python_tenant_follows_its_plan_and_owns_its_namespaces() {
-    crate::ownership::tenant_flow("tenant-python");
+    crate::both_stores::ownership::tenant_flow("tenant-python");
 }
 
 /// Built against `reactor:host@0.1.0` (tests/fixtures/reactor-host-0.1.0/): served as before.

@@ -1,38 +1,25 @@
 //! Every test that drives the real `reactor-host` binary (servers, agents, the CLI), in one
 //! test binary: one link of wasmtime instead of one per file. Each module is one suite; run
 //! one with `cargo test --workspace --test binary -- MODULE::`. The fixtures are in
-//! `reactor-testkit`; `scripts/test.sh` runs the suites marked "etcd matrix" again with
-//! `REACTOR_TEST_STORE=etcd`.
+//! `reactor-testkit`; `scripts/test.sh` runs the suites of `both_stores` (the etcd matrix,
+//! defined here and nowhere else) again with `REACTOR_TEST_STORE=etcd`.
 
-mod agent_scheduler; // etcd matrix
 mod agent_state;
-mod agents; // etcd matrix
 mod author_test;
-mod callback_writes; // etcd matrix
-mod cli_bad_input; // etcd matrix
+mod both_stores;
 mod cli_describe;
 mod cli_dry_run;
 mod cli_etcd;
 mod cli_events_hooks;
 mod cli_events_logs;
-mod cli_flow; // etcd matrix
 mod cli_global_flags;
 mod cli_kinds;
 mod cli_lifecycle;
-mod cli_objects; // etcd matrix
 mod cli_scheduler;
-mod components_api; // etcd matrix
 mod components_folder;
-mod engine_wasm; // etcd matrix
-mod faults; // etcd matrix
-mod harden; // etcd matrix
 mod languages;
-mod openapi; // etcd matrix
-mod ownership; // etcd matrix
-mod reconcile_commit; // etcd matrix
 mod replicas;
 mod rollout;
-mod status_api; // etcd matrix
 mod wit_versions;
 
 /// The fixtures find the binary cargo built for these tests (unless `REACTOR_HOST_BIN`

@@ -3,7 +3,6 @@
 mod cas;
 pub mod embedded;
 mod error;
-pub mod etcd;
 mod follow;
 mod plan;
 mod shards;
@@ -12,7 +11,6 @@ mod writes;
 pub use cas::{CAS_ATTEMPTS, retry_on_conflict, update_status};
 pub use embedded::{EmbeddedStore, EmbeddedStoreOptions};
 pub use error::{StoreError, StoreHealth};
-pub use etcd::{EtcdStore, EtcdStoreOptions, EtcdUrl};
 pub use follow::{Follower, follow};
 pub use plan::{Change, plan_apply, plan_check, plan_delete, plan_set_finalizers, plan_set_status};
 pub use reactor_core::applied::{Applied, ApplyOutcome};

@@ -9,10 +9,10 @@
 
 use super::error::{EtcdError, revision};
 use super::keys::{Keys, decode, decode_value, from_key};
-use crate::{EventType, StoreError, WatchEvent, WatchStream};
 use etcd_client::{Client, Event, WatchOptions, WatchResponse};
 use futures::StreamExt;
 use reactor_core::object::Revision;
+use reactor_store::{EventType, StoreError, WatchEvent, WatchStream};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;

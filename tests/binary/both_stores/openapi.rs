@@ -11,7 +11,7 @@ const METHODS: [&str; 5] = ["GET", "PUT", "POST", "DELETE", "PATCH"];
 
 /// `(METHOD, path)` of every route in the README's "HTTP API" table; `[/{x}]` is optional.
 fn readme_routes() -> BTreeSet<(String, String)> {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../../README.md");
     let section = readme
         .split("\n## HTTP API\n")
         .nth(1)

@@ -9,10 +9,10 @@
 
 use super::error::{EtcdError, revision};
 use super::keys::{decode, encode};
-use crate::{Change, EventType, StoreError, Written};
 use etcd_client::{Client, Compare, CompareOp, Txn, TxnOp, TxnOpResponse};
 use parking_lot::Mutex;
 use reactor_core::object::Object;
+use reactor_store::{Change, EventType, StoreError, Written};
 use std::collections::HashMap;
 
 /// How often a write is decided again after losing a race before it gives up.

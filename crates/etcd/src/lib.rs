@@ -29,14 +29,14 @@ pub use token::share_token;
 pub use url::EtcdUrl;
 pub use write::Guard;
 
-use crate::{
-    Applied, Listing, Store, StoreError, WatchStream, Write, Written, plan_apply, plan_writes,
-    targets,
-};
 use async_trait::async_trait;
 use error::{is_compacted, revision};
 use etcd_client::{Client, ConnectOptions, GetOptions, WatchOptions};
 use reactor_core::object::{ApplyRequest, Object, Revision, Selector};
+use reactor_store::{
+    Applied, Listing, Store, StoreError, WatchStream, Write, Written, plan_apply, plan_writes,
+    targets,
+};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,7 +67,7 @@ impl Default for EtcdStoreOptions {
             bookmark_interval: Duration::from_secs(10),
             watch_retry: Duration::from_millis(200),
             connect_timeout: Duration::from_secs(5),
-            max_object_bytes: crate::DEFAULT_MAX_OBJECT_BYTES,
+            max_object_bytes: reactor_store::DEFAULT_MAX_OBJECT_BYTES,
             max_txn_ops: 128,
             max_request_bytes: 1536 << 10,
         }

@@ -5,8 +5,8 @@
 
 use super::lease::{Membership, keep_alive, register, revoke};
 use super::{EtcdError, EtcdStore, Guard};
-use crate::Shards;
 use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
+use reactor_store::Shards;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;

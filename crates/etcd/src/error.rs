@@ -1,6 +1,6 @@
 //! The errors of the etcd backend, and how they read as store errors.
 
-use crate::StoreError;
+use reactor_store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EtcdError {

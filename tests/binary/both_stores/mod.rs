@@ -1,0 +1,17 @@
+//! The suites run on both stores: the embedded one by default, and etcd again when
+//! `REACTOR_TEST_STORE=etcd` (`scripts/test.sh` runs `both_stores::` so).
+
+mod agent_scheduler;
+mod agents;
+mod callback_writes;
+mod cli_bad_input;
+mod cli_flow;
+mod cli_objects;
+mod components_api;
+mod engine_wasm;
+mod faults;
+mod harden;
+mod openapi;
+pub mod ownership;
+mod reconcile_commit;
+mod status_api;
