@@ -31,7 +31,7 @@ impl Agent {
 
     /// Starts an agent applying through the KV scheduler: the descriptor components
     /// `descriptors` (built examples or guests) in its own descriptors folder, its API on a
-    /// free loopback port (see [`Agent::api`]), and `extra` arguments.
+    /// free loopback port (see [`Agent::api_url`]), and `extra` arguments.
     pub fn with_descriptors(
         host: &Host,
         dir: &Path,

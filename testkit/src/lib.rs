@@ -3,7 +3,7 @@
 //! Processes: [`Host`] (`reactor-host serve` and its client commands), [`Agent`]
 //! (`reactor-host agent`), [`Etcd`] (Debian's etcd); the components they load, built from
 //! source ([`built`], [`install`], [`guest`]); stand-ins for the host's parts in process
-//! ([`RecordingHost`], [`Sink`], [`MemStore`]); and polling with a deadline ([`eventually`],
+//! ([`RecordingHost`], [`Sink`], [`MemStore`]); and polling with a deadline ([`eventually()`],
 //! [`eventually_async`]).
 
 mod agent;

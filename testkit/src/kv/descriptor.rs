@@ -1,4 +1,4 @@
-//! The native mock descriptor: [`behaviour`](super::behaviour) behind the host's
+//! The native mock descriptor: [`behaviour`] behind the host's
 //! `Descriptor` trait, over a [`MockSouthbound`] in memory shared by a scenario's descriptors.
 
 use super::args::{self, MockDescArgs};

@@ -74,7 +74,7 @@ impl Object {
 }
 
 /// What a client asks the store to make true for one object. On the wire it is the object
-/// document (see [`document`]): `meta.revision`, when set, is `expected_revision`.
+/// document (see `object::document`): `meta.revision`, when set, is `expected_revision`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApplyRequest {
     pub kind: String,

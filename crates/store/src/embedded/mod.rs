@@ -49,7 +49,7 @@ pub struct EmbeddedStoreOptions {
     pub scrub_rate: u32,
 }
 
-/// When the store checks every record before it serves (see [`check`]).
+/// When the store checks every record before it serves (see `embedded::check`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StartCheck {
     /// After an unclean shutdown (redb had to recover the file).
