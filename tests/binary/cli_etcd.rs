@@ -108,3 +108,43 @@ fn serve_refuses_a_bad_store_url_with_one_line() {
         .expect("serve runs");
     reactor_testkit::assert_fails_with(&out, &["invalid etcd store url", "host:port"]);
 }
+
+/// `/readyz` is readiness: with its etcd gone the server is alive (`/healthz` ok) but not
+/// ready, and it is ready again once etcd is back.
+#[test]
+fn readyz_follows_the_store_and_healthz_the_process() {
+    let mut etcd = Etcd::start();
+    let url = etcd.url("/reactor");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = Host::start(&tmp.path().join("data"), &["--store", &url]);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let anonymous = reactor_host::api::Client::new(&host.url, None);
+    // The text of `/readyz`, with its status when refused.
+    let readyz = || {
+        runtime.block_on(async {
+            match anonymous.get_text("/readyz").await {
+                Ok(text) => (200, text),
+                Err(reactor_host::api::ClientError::Server {
+                    status, message, ..
+                }) => (status, message),
+                Err(other) => panic!("readyz: {other}"),
+            }
+        })
+    };
+    assert_eq!(readyz(), (200, "ok\n".to_owned()));
+
+    etcd.kill();
+    let (status, text) = reactor_testkit::eventually("readyz refuses", 20, || {
+        let answer = readyz();
+        (answer.0 != 200).then_some(answer)
+    });
+    assert_eq!(status, 503, "{text}");
+    assert!(text.contains("store unreachable: "), "{text}");
+    let healthz = runtime.block_on(anonymous.get_text("/healthz"));
+    assert_eq!(healthz.expect("healthz answers"), "ok\n");
+
+    etcd.restart();
+    reactor_testkit::eventually("readyz answers ok again", 30, || {
+        (readyz() == (200, "ok\n".to_owned())).then_some(())
+    });
+}

@@ -1,4 +1,5 @@
-//! Bearer-token authentication for everything but `/healthz`.
+//! Bearer-token authentication for everything but `/healthz`, `/readyz` and the OpenAPI
+//! document.
 
 use super::ApiError;
 use axum::extract::{Request, State};

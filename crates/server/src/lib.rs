@@ -177,6 +177,7 @@ fn router(state: AppState, max_request_bytes: usize) -> Result<Router, ServeErro
         .split_for_parts();
     let (open, open_document) = OpenApiRouter::default()
         .routes(routes!(openapi::healthz))
+        .routes(routes!(openapi::readyz))
         .routes(routes!(openapi::document))
         .split_for_parts();
     document.merge(open_document);

@@ -8,7 +8,7 @@ use reactor_core::wire::{ErrorBody, ErrorCode};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{IntoResponses, Modify, OpenApi};
 
-/// The security scheme every route but `/healthz` and this document requires.
+/// The security scheme every route but `/healthz`, `/readyz` and this document requires.
 pub const TOKEN: &str = "token";
 
 /// The document's fixed parts; the router adds each route's path as it registers it.
@@ -134,4 +134,41 @@ pub async fn healthz(
         }
     }
     (axum::http::StatusCode::SERVICE_UNAVAILABLE, text).into_response()
+}
+
+/// How long `/readyz` waits for the store's answer.
+const READY_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+#[utoipa::path(
+    operation_id = "readyz",
+    get,
+    path = "/readyz",
+    tag = "server",
+    security(()),
+    responses(
+        (status = 200, description = "The server can serve: its store answers a read within 2 s and is sound: `ok`", content_type = "text/plain", body = String),
+        (status = 503, description = "It cannot now: `store unreachable: …` or `store damaged: N problem(s) found` (`/healthz` tells whether the process itself is alive)", content_type = "text/plain", body = String)
+    )
+)]
+pub async fn readyz(
+    axum::extract::State(state): axum::extract::State<super::AppState>,
+) -> Response {
+    let unready =
+        |text: String| (axum::http::StatusCode::SERVICE_UNAVAILABLE, text).into_response();
+    let health = state.store.health();
+    if health.damaged() {
+        return unready(format!(
+            "store damaged: {} problem(s) found\n",
+            health.found
+        ));
+    }
+    // One read: whether such an object exists does not matter, only that the store answers.
+    match tokio::time::timeout(READY_WITHIN, state.store.get("Kind", "readyz")).await {
+        Ok(Ok(_)) => "ok\n".into_response(),
+        Ok(Err(e)) => unready(format!("store unreachable: {e}\n")),
+        Err(_) => unready(format!(
+            "store unreachable: no answer within {} s\n",
+            READY_WITHIN.as_secs()
+        )),
+    }
 }

@@ -166,6 +166,7 @@ fn healthz_is_open_metrics_need_the_token() {
             anonymous.get_text("/healthz").await.expect("healthz"),
             "ok\n"
         );
+        assert_eq!(anonymous.get_text("/readyz").await.expect("readyz"), "ok\n");
         let refused = anonymous
             .get_text("/metrics")
             .await
