@@ -2,7 +2,7 @@
 //! item's value as `<southbound>/<key>.json` (removed when the item goes).
 
 use async_trait::async_trait;
-use reactor_nimbus::ReportState;
+use reactor_core::report::ReportState;
 use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
 

@@ -24,6 +24,7 @@ pub use state::{AgentState, HeldItem, StateError};
 pub use wasm_descriptor::WasmDescriptor;
 
 use reactor_client::{Client, ClientError};
+use reactor_core::backoff::Backoff;
 use reactor_kvscheduler::{KvScheduler, RetryOptions, TxnOptions};
 use reactor_runtime::{Runtime, RuntimeConfig, RuntimeError};
 use std::collections::BTreeMap;
@@ -101,10 +102,10 @@ pub async fn run(config: AgentConfig) -> Result<(), AgentError> {
     };
     let uplink = uplink::Uplink::start(client.clone(), config.id.clone());
     let beating = tokio::spawn(heartbeats(client.clone(), config.clone()));
-    let mut backoff = Duration::from_millis(100);
+    let mut retries = Backoff::new(Duration::from_millis(100), Duration::from_secs(5)).retries();
     let result = loop {
         match session::run(&client, &uplink, &config, &mut state, applier.as_mut()).await {
-            Ok(()) => backoff = Duration::from_millis(100),
+            Ok(()) => retries.succeeded(),
             Err(session::SessionError::Client(e)) if refused(&e) => {
                 break Err(AgentError::Refused {
                     server: config.server.clone(),
@@ -112,9 +113,9 @@ pub async fn run(config: AgentConfig) -> Result<(), AgentError> {
             }
             Err(session::SessionError::State(e)) => break Err(e.into()),
             Err(e) => {
+                let backoff = retries.failed();
                 tracing::warn!(agent = %config.id, error = %e, retry_in = ?backoff, "lost the server");
                 tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(5));
             }
         }
     };

@@ -4,8 +4,8 @@
 
 use super::applier::{Applier, Changed, Outcome};
 use async_trait::async_trait;
+use reactor_core::report::ReportState;
 use reactor_kvscheduler::{KvScheduler, TxnError, TxnOptions, TxnRecord, ValueState, ValueStatus};
-use reactor_nimbus::ReportState;
 use serde_json::Value;
 use tokio::sync::broadcast;
 

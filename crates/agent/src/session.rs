@@ -7,8 +7,9 @@ use super::state::{AgentState, HeldItem, StateError, report};
 use super::uplink::Uplink;
 use futures::StreamExt;
 use reactor_client::{Client, ClientError};
+use reactor_core::feed::{AgentItem, FeedEvent};
+use reactor_core::report::{AgentReport, ReportState};
 use reactor_core::wire::ErrorCode;
-use reactor_nimbus::{AgentItem, AgentReport, FeedEvent, ReportState};
 
 /// Events applied together before the state is saved and the reports are sent: at most
 /// this many, or what arrives within [`BATCH_WINDOW`] of the first (saving the state and

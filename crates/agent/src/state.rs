@@ -4,7 +4,7 @@
 //! a batch costs what it changes, not what the agent holds.
 
 use reactor_core::object::Revision;
-use reactor_nimbus::{AgentReport, ReportState};
+use reactor_core::report::{AgentReport, ReportState};
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -3,7 +3,8 @@
 //! are merged (the newest per item wins) and sent together; a failed send is retried.
 
 use reactor_client::Client;
-use reactor_nimbus::AgentReport;
+use reactor_core::backoff::Backoff;
+use reactor_core::report::AgentReport;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -46,7 +47,7 @@ async fn send_all(client: Client, agent: String, mut pending: mpsc::UnboundedRec
     // Whether `queued` is on every item held: a complete set with later changes merged in
     // still is.
     let mut complete = false;
-    let mut backoff = Duration::from_millis(100);
+    let mut retries = Backoff::new(Duration::from_millis(100), Duration::from_secs(5)).retries();
     loop {
         if queued.is_empty() && !complete {
             let Some(next) = pending.recv().await else {
@@ -62,12 +63,12 @@ async fn send_all(client: Client, agent: String, mut pending: mpsc::UnboundedRec
             Ok(_) => {
                 queued.clear();
                 complete = false;
-                backoff = Duration::from_millis(100);
+                retries.succeeded();
             }
             Err(error) => {
+                let backoff = retries.failed();
                 tracing::debug!(%agent, %error, retry_in = ?backoff, "cannot send reports");
                 tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(5));
             }
         }
     }

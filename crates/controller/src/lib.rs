@@ -5,7 +5,6 @@
 mod admission;
 mod agent_status;
 mod attachment;
-mod backoff;
 mod collector;
 mod context;
 mod decide;
@@ -37,7 +36,6 @@ mod watches;
 mod worker;
 
 pub use admission::{Admission, AdmissionError, Admitter};
-pub use backoff::Backoff;
 pub use context::EngineContext;
 pub use engine::Engine;
 pub use events::{Event, EventType, Events};
@@ -48,6 +46,7 @@ pub use options::ControllerOptions;
 pub use pending::{Callbacks, Pending};
 pub use queue::{DEFAULT_SLOW_RATE, QueueOptions, WorkQueue};
 pub use reactor::{Action, Failure, Reaction, Reactor, ReactorInfo, Watch};
+pub use reactor_core::backoff::Backoff;
 pub use reconciler::Reconciler;
 pub use reflector::{Reflector, ReflectorEvent, Reflectors};
 pub use rollbacks::{ROLLBACK_KIND, RollbackError, Rollbacks, clear_rollback, record_rollback};

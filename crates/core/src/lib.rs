@@ -4,6 +4,7 @@
 
 pub mod agent_view;
 pub mod applied;
+pub mod backoff;
 pub mod component;
 pub mod event;
 pub mod feed;

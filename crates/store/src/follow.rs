@@ -4,6 +4,7 @@
 
 use super::{Listing, Store, StoreError, WatchEvent};
 use futures::{FutureExt, StreamExt};
+use reactor_core::backoff::Backoff;
 use reactor_core::object::Selector;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -29,19 +30,20 @@ pub trait Follower: Send + Sync + 'static {
 /// Keeps `follower` in step with `kind` of `store` until the follower is dropped; `what`
 /// names the view in the warnings about the store.
 pub async fn follow<F: Follower>(follower: Weak<F>, store: Arc<dyn Store>, kind: &str, what: &str) {
-    let mut pause = Duration::from_millis(50);
+    let mut retries = Backoff::new(Duration::from_millis(50), Duration::from_secs(5)).retries();
     loop {
-        match list_and_watch(&follower, store.as_ref(), kind).await {
+        let pause = match list_and_watch(&follower, store.as_ref(), kind).await {
             Ok(Ended::Dropped) => return,
             Ok(Ended::Watch(e)) => {
                 tracing::warn!("{what}: the store watch ended ({e}); listing again");
-                pause = Duration::from_millis(50);
+                retries.succeeded();
+                retries.failed()
             }
             Err(e) => {
                 tracing::warn!("{what}: listing failed ({e}); trying again");
-                pause = (pause * 2).min(Duration::from_secs(5));
+                retries.failed()
             }
-        }
+        };
         if follower.strong_count() == 0 {
             return;
         }

@@ -1,4 +1,6 @@
-//! Per-key exponential backoff with jitter: a few milliseconds, doubling to a cap.
+//! Exponential backoff with jitter, the one every retry and reconnect loop uses: a base delay
+//! doubling to a cap, with up to a fraction taken off at random so that clients that failed
+//! together (a thousand agents after a server restart) do not come back together.
 
 use std::time::Duration;
 
@@ -23,6 +25,23 @@ impl Default for Backoff {
 }
 
 impl Backoff {
+    /// From `base` doubling to `cap`, with the default jitter (up to a fifth taken off).
+    pub fn new(base: Duration, cap: Duration) -> Self {
+        Self {
+            base,
+            cap,
+            ..Self::default()
+        }
+    }
+
+    /// A loop's retries from now on: each failure waits longer, a success starts over.
+    pub fn retries(self) -> Retries {
+        Retries {
+            backoff: self,
+            failures: 0,
+        }
+    }
+
     /// The delay after `failures` consecutive failures (1 for the first).
     pub fn delay(&self, failures: u32) -> Duration {
         let exponent = failures.saturating_sub(1).min(40);
@@ -33,6 +52,26 @@ impl Backoff {
         let full = if exponent > 31 { self.cap } else { full };
         let jitter = self.jitter.clamp(0.0, 1.0) * rand::random::<f64>();
         full.mul_f64(1.0 - jitter)
+    }
+}
+
+/// The consecutive failures of one retry or reconnect loop.
+#[derive(Debug, Clone)]
+pub struct Retries {
+    backoff: Backoff,
+    failures: u32,
+}
+
+impl Retries {
+    /// Counts one more failure and answers how long to wait before the next try.
+    pub fn failed(&mut self) -> Duration {
+        self.failures = self.failures.saturating_add(1);
+        self.backoff.delay(self.failures)
+    }
+
+    /// A success: the next failure waits the base delay again.
+    pub fn succeeded(&mut self) {
+        self.failures = 0;
     }
 }
 
@@ -50,6 +89,19 @@ mod tests {
         let delays: Vec<u128> = (1..=7).map(|n| backoff.delay(n).as_millis()).collect();
         assert_eq!(delays, vec![5, 10, 20, 40, 80, 100, 100]);
         assert_eq!(backoff.delay(1000), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn a_loops_retries_grow_and_start_over_after_a_success() {
+        let mut retries = Backoff {
+            jitter: 0.0,
+            ..Backoff::new(Duration::from_millis(100), Duration::from_secs(5))
+        }
+        .retries();
+        let waits: Vec<u128> = (0..8).map(|_| retries.failed().as_millis()).collect();
+        assert_eq!(waits, vec![100, 200, 400, 800, 1600, 3200, 5000, 5000]);
+        retries.succeeded();
+        assert_eq!(retries.failed(), Duration::from_millis(100));
     }
 
     #[test]
