@@ -47,6 +47,19 @@ if ! "$SCHEMATHESIS" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; th
     python3 -m venv "$SCHEMATHESIS_VENV"
     "$SCHEMATHESIS_VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
+# promtool, from Debian's prometheus package: only the binary, no Prometheus service.
+if ! "$PROMTOOL" --version >/dev/null 2>&1; then
+    scratch="$(mktemp -d)"
+    chmod 755 "$scratch" # apt downloads as its own user
+    (cd "$scratch" && apt-get download prometheus >/dev/null 2>&1) || {
+        need_root apt-get update -qq
+        (cd "$scratch" && apt-get download prometheus >/dev/null)
+    }
+    dpkg-deb -x "$scratch"/prometheus_*.deb "$scratch/root"
+    mkdir -p "$(dirname "$PROMTOOL")"
+    cp "$scratch/root/usr/bin/promtool" "$PROMTOOL"
+    rm -rf "$scratch"
+fi
 if ! command -v npm >/dev/null 2>&1 || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)' 2>/dev/null; then
     need_root apt-get update -qq
     need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
@@ -99,4 +112,4 @@ if [ ! -f "$WASI_ADAPTER" ]; then
     mv "$WASI_ADAPTER.tmp" "$WASI_ADAPTER"
     rm -rf "$fetch"
 fi
-echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version), $(clang --version | head -n1), $("$WIT_BINDGEN" --version), $("$WASM_TOOLS" --version), $("$SCHEMATHESIS" --version), $("$CARGO_FUZZ" --version)"
+echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version), $(clang --version | head -n1), $("$WIT_BINDGEN" --version), $("$WASM_TOOLS" --version), $("$SCHEMATHESIS" --version), $("$CARGO_FUZZ" --version), $("$PROMTOOL" --version 2>&1 | head -n1)"

@@ -21,3 +21,6 @@ SCHEMATHESIS="$SCHEMATHESIS_VENV/bin/schemathesis"
 # run with `--sanitizer none`, which builds on the stable toolchain.
 CARGO_FUZZ_VERSION="0.13.2"
 CARGO_FUZZ="$REACTOR_TOOLS/cargo-fuzz-$CARGO_FUZZ_VERSION/bin/cargo-fuzz"
+# promtool (scripts/setup.sh takes it out of Debian's prometheus package, without installing
+# the server): checks /metrics in the tests (tests/binary/both_stores/cli_flow.rs).
+PROMTOOL="$REACTOR_TOOLS/promtool/promtool"

@@ -32,7 +32,7 @@ pub use host::{Host, LaunchError, get_json};
 pub use legacy::{built_against, v0_1_0};
 pub use lines::LineReader;
 pub use mem_store::MemStore;
-pub use metric::metric;
+pub use metric::{metric, promtool_check};
 pub use object::object;
 pub use output::{
     applied_revision, assert_fails_with, assert_usage_error, stderr, stdout, table_rows,

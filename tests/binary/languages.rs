@@ -214,7 +214,7 @@ fn replaces_rust_behaves_like_it(language: &str, new_wasm: &Path) {
     }
     let metrics = host.metrics();
     for failure in [
-        "reconcile_errors_total",
+        "reactor_reconcile_errors_total",
         "reactor_component_traps_total",
         "reactor_component_load_failures_total",
     ] {
@@ -223,7 +223,7 @@ fn replaces_rust_behaves_like_it(language: &str, new_wasm: &Path) {
     assert_eq!(
         metric(
             &metrics,
-            &format!("reconcile_total{{component=\"{COMPONENT}\",result=\"error\"}}")
+            &format!("reactor_reconcile_total{{component=\"{COMPONENT}\",result=\"error\"}}")
         )
         .unwrap_or(0.0),
         0.0,
@@ -232,7 +232,7 @@ fn replaces_rust_behaves_like_it(language: &str, new_wasm: &Path) {
     assert!(
         metric(
             &metrics,
-            &format!("reconcile_total{{component=\"{COMPONENT}\",result=\"success\"}}")
+            &format!("reactor_reconcile_total{{component=\"{COMPONENT}\",result=\"success\"}}")
         )
         .is_some_and(|n| n >= 8.0),
         "{metrics}"

@@ -27,7 +27,7 @@ pub async fn collect(run: &Attachment, child: &Object, owner: &Owner) {
         .await
     {
         Ok(_) | Err(StoreError::NotFound { .. }) => {
-            metrics::counter!("reactor_collected_total", "component" => run.info.name.clone())
+            metrics::counter!(reactor_core::metrics::COLLECTED, "component" => run.info.name.clone())
                 .increment(1);
             tracing::info!(reactor = %run.info.name, child = %child.key(), owner = %owner_key, "owner gone: child collected");
         }

@@ -186,7 +186,7 @@ pub async fn commit_writes(
     if writes.is_empty() {
         return Ok(());
     }
-    metrics::histogram!("reconcile_commit_writes", "component" => run.info.name.clone())
+    metrics::histogram!(reactor_core::metrics::RECONCILE_COMMIT_WRITES, "component" => run.info.name.clone())
         .record(writes.len() as f64);
     let targets = targets(&writes);
     match run.context.store.commit(writes).await {

@@ -18,7 +18,7 @@ pub const DEFAULT_SLOW_RATE: f64 = 200.0;
 
 #[derive(Debug, Clone)]
 pub struct QueueOptions {
-    /// Names the queue in metrics (`workqueue_depth{queue=…}`).
+    /// Names the queue in metrics (`reactor_workqueue_depth{queue=…}`).
     pub name: String,
     pub backoff: Backoff,
     /// The most keys handed out per second, over all workers.
@@ -215,7 +215,7 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
             *count += 1;
             *count
         };
-        metrics::counter!("workqueue_retries_total", "queue" => self.options.name.clone())
+        metrics::counter!(reactor_core::metrics::WORKQUEUE_RETRIES, "queue" => self.options.name.clone())
             .increment(1);
         let delay = self.options.backoff.delay(failures);
         self.add_after(key, delay);
@@ -396,9 +396,9 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
     }
 
     fn record_depth(&self, state: &State<K>) {
-        metrics::gauge!("workqueue_slow_depth", "queue" => self.options.name.clone())
+        metrics::gauge!(reactor_core::metrics::WORKQUEUE_SLOW_DEPTH, "queue" => self.options.name.clone())
             .set(state.slow_keys.len() as f64);
-        metrics::gauge!("workqueue_depth", "queue" => self.options.name.clone())
+        metrics::gauge!(reactor_core::metrics::WORKQUEUE_DEPTH, "queue" => self.options.name.clone())
             .set(state.ready.len() as f64);
     }
 }

@@ -60,7 +60,7 @@ async fn process(run: &Attachment, key: &ObjectKey) {
     for attempt in 0..COMMIT_ATTEMPTS {
         if attempt > 0 {
             // The cache showed a state the store had left: read the store itself.
-            metrics::counter!("reconcile_commit_conflicts_total", "component" => run.info.name.clone())
+            metrics::counter!(reactor_core::metrics::RECONCILE_COMMIT_CONFLICTS, "component" => run.info.name.clone())
                 .increment(1);
             current = match run.context.store.get(key.kind(), key.name()).await {
                 Ok(object) => object.map(Arc::new),
@@ -161,7 +161,8 @@ async fn attempt_run(
         None => reaction,
     };
     let seconds = started.elapsed().as_secs_f64();
-    metrics::histogram!("reconcile_time_seconds", "component" => name.to_owned()).record(seconds);
+    metrics::histogram!(reactor_core::metrics::RECONCILE_TIME, "component" => name.to_owned())
+        .record(seconds);
     let result = match &reaction {
         Ok(Action::Done) => "success",
         Ok(Action::RequeueAfter(_)) => "requeue",
@@ -183,10 +184,10 @@ async fn attempt_run(
     if matches!(ran, Ran::Done) {
         let failed = result == "error" || result == "permanent";
         rollout_steps::after_run(run, key, version.as_deref(), failed);
-        metrics::counter!("reconcile_total", "component" => name.to_owned(), "result" => result)
+        metrics::counter!(reactor_core::metrics::RECONCILE, "component" => name.to_owned(), "result" => result)
             .increment(1);
         if result == "error" || result == "permanent" {
-            metrics::counter!("reconcile_errors_total", "component" => name.to_owned())
+            metrics::counter!(reactor_core::metrics::RECONCILE_ERRORS, "component" => name.to_owned())
                 .increment(1);
         }
     }

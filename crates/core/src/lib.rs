@@ -10,6 +10,7 @@ pub mod event;
 pub mod feed;
 pub mod listing;
 pub mod log_line;
+pub mod metrics;
 pub mod object;
 pub mod private;
 pub mod report;

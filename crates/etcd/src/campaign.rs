@@ -77,7 +77,7 @@ async fn run(
         tokio::select! {
             lost = keep_alive(&store, member.lease, ttl) => {
                 tracing::error!(replica = %id, error = %lost, "lease lost: dropping every shard");
-                metrics::counter!("replica_leases_lost_total").increment(1);
+                metrics::counter!(reactor_core::metrics::REPLICA_LEASES_LOST).increment(1);
             }
             _ = balance_forever(&store, &shards, &id, member.lease, ttl) => {}
         }
@@ -95,7 +95,8 @@ async fn balance_forever(store: &EtcdStore, shards: &Shards, id: &str, lease: i6
         if let Err(e) = balance(store, shards, id, lease).await {
             tracing::warn!(replica = %id, error = %e, "cannot balance shards");
         }
-        metrics::gauge!("replica_shards_owned").set(shards.owned().len() as f64);
+        metrics::gauge!(reactor_core::metrics::REPLICA_SHARDS_OWNED)
+            .set(shards.owned().len() as f64);
         tokio::time::sleep(every).await;
     }
 }

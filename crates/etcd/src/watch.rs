@@ -76,7 +76,7 @@ impl Watch {
                 End::Gone => return Ok(()),
                 End::Broken(reason) => {
                     tracing::warn!(%reason, position = self.position, "etcd watch broke; resuming");
-                    metrics::counter!("store_etcd_watch_resumes_total").increment(1);
+                    metrics::counter!(reactor_core::metrics::STORE_ETCD_WATCH_RESUMES).increment(1);
                     tokio::select! {
                         _ = tokio::time::sleep(self.settings.retry) => {}
                         _ = self.tx.closed() => return Ok(()),

@@ -232,7 +232,7 @@ pub async fn write(
         let (reads, guard_reads) = answers.split_at(targets.len().min(answers.len()));
         guards_hold(guards, guard_reads)?;
         known = Some(read_states(reads, targets.len())?);
-        metrics::counter!("store_etcd_write_retries_total").increment(1);
+        metrics::counter!(reactor_core::metrics::STORE_ETCD_WRITE_RETRIES).increment(1);
     }
     recent.forget(targets);
     Err(EtcdError::Contention {

@@ -91,8 +91,8 @@ impl Compiler {
     ) -> Result<Serving, RuntimeError> {
         let (component, source) = self.compile(path.to_owned(), bytes, sha256.clone()).await?;
         let counter = match source {
-            Source::Compiled => "reactor_component_compiles_total",
-            Source::Cache => "reactor_component_cache_hits_total",
+            Source::Compiled => reactor_core::metrics::COMPONENT_COMPILES,
+            Source::Cache => reactor_core::metrics::COMPONENT_CACHE_HITS,
         };
         metrics::counter!(counter, "component" => slot.name.clone()).increment(1);
         self.check_world(path, &component, slot.world)?;

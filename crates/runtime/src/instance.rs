@@ -212,7 +212,7 @@ impl Loaded {
             }
             Err(e) => {
                 self.counters.traps.fetch_add(1, Ordering::Relaxed);
-                metrics::counter!("reactor_component_traps_total", "component" => self.spec.component.to_string())
+                metrics::counter!(reactor_core::metrics::COMPONENT_TRAPS, "component" => self.spec.component.to_string())
                     .increment(1);
                 tracing::warn!(component = %self.spec.component, "call failed, instance discarded: {e}");
                 Err(e)

@@ -110,7 +110,7 @@ impl Loader {
                 slot.set_error(Some(e.to_string()));
                 let serving = slot.current.load().is_some();
                 tracing::warn!(component = %name, serving_old_version = serving, "component load failed: {e}");
-                metrics::counter!("reactor_component_load_failures_total", "component" => name.clone()).increment(1);
+                metrics::counter!(reactor_core::metrics::COMPONENT_LOAD_FAILURES, "component" => name.clone()).increment(1);
                 self.announce(ComponentEvent::Failed {
                     name: name.clone(),
                     error: e.to_string(),
@@ -143,7 +143,7 @@ impl Loader {
             slot.previous.store((!restored && !rejected).then_some(old));
         }
         slot.set_error(None);
-        metrics::counter!("reactor_component_loads_total", "component" => name.clone())
+        metrics::counter!(reactor_core::metrics::COMPONENT_LOADS, "component" => name.clone())
             .increment(1);
         tracing::info!(component = %name, %sha256, code = source, elapsed_ms = started.elapsed().as_millis() as u64, "component loaded");
         self.announce(ComponentEvent::Loaded {

@@ -57,7 +57,7 @@ impl Limiter {
         bucket.last = now;
         if bucket.tokens < 1.0 {
             bucket.dropped += 1;
-            metrics::counter!("reactor_guest_log_dropped_total", "component" => component.to_owned())
+            metrics::counter!(reactor_core::metrics::GUEST_LOG_DROPPED, "component" => component.to_owned())
                 .increment(1);
             return Verdict::Drop;
         }

@@ -1,22 +1,41 @@
 //! `/metrics` in Prometheus text, and the request counter every route feeds.
 
 use super::AppState;
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use reactor_core::metrics;
 use std::sync::OnceLock;
 
 /// The process-wide recorder; installed on first use so every metric from then on is kept.
 pub fn handle() -> &'static PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE.get_or_init(|| {
-        let recorder = PrometheusBuilder::new().build_recorder();
+        let mut builder = PrometheusBuilder::new();
+        // Histograms with buckets (a summary cannot be summed across replicas).
+        for family in metrics::FAMILIES
+            .iter()
+            .filter(|f| f.kind == metrics::Type::Histogram)
+        {
+            let buckets = match family.name.ends_with("_seconds") {
+                true => metrics::TIME_BUCKETS,
+                false => metrics::SIZE_BUCKETS,
+            };
+            builder =
+                match builder.set_buckets_for_metric(Matcher::Full(family.name.into()), buckets) {
+                    Ok(with) => with,
+                    // Only an empty bucket list is refused; the catalog has none.
+                    Err(_) => PrometheusBuilder::new(),
+                };
+        }
+        let recorder = builder.build_recorder();
         let handle = recorder.handle();
         // Another recorder may already be installed (e.g. by an embedding program): then ours
         // renders only what it was given, which is still a valid page.
-        let _ = metrics::set_global_recorder(recorder);
+        let _ = ::metrics::set_global_recorder(recorder);
+        metrics::describe();
         handle
     })
 }
@@ -33,7 +52,7 @@ pub async fn render(State(state): State<AppState>) -> Response {
     // Read at scrape time, so the gauge is the same on every backend and, on etcd, counts
     // the writes of the other replicas too. An unreachable store keeps the last value.
     if let Ok(revision) = state.store.revision().await {
-        metrics::gauge!("store_revision").set(revision as f64);
+        ::metrics::gauge!(metrics::STORE_REVISION).set(revision as f64);
     }
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4")],
@@ -45,8 +64,16 @@ pub async fn render(State(state): State<AppState>) -> Response {
 pub async fn count_requests(request: Request, next: Next) -> Response {
     handle();
     let method = request.method().to_string();
+    // The route's pattern (`/v1/objects/{kind}/{name}`), never the path: a label per object
+    // would grow without bound.
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", MatchedPath::as_str)
+        .to_owned();
     let response = next.run(request).await;
     let status = response.status().as_u16().to_string();
-    metrics::counter!("http_requests_total", "method" => method, "status" => status).increment(1);
+    ::metrics::counter!(metrics::HTTP_REQUESTS, "method" => method, "route" => route, "status" => status)
+        .increment(1);
     response
 }

@@ -77,7 +77,8 @@ fn complaints(host: &Host) -> Vec<String> {
 }
 
 fn reconciles(host: &Host, result: &str) -> f64 {
-    let series = format!("reconcile_total{{component=\"{COMPONENT}\",result=\"{result}\"}}");
+    let series =
+        format!("reactor_reconcile_total{{component=\"{COMPONENT}\",result=\"{result}\"}}");
     metric(&host.metrics(), &series).unwrap_or(0.0)
 }
 

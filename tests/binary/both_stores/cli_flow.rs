@@ -195,11 +195,12 @@ fn healthz_is_open_metrics_need_the_token() {
         let listed = client.list("A", None).await.expect("list").revision;
         // The store's revision when scraped: at least our write, at most what a later list
         // sees (on etcd other keys, such as shard ownership, may move it in between).
-        let gauge = reactor_testkit::metric(&metrics, "store_revision").expect("store_revision");
+        let gauge = reactor_testkit::metric(&metrics, "reactor_store_revision")
+            .expect("reactor_store_revision");
         assert!(
             written as f64 <= gauge && gauge <= listed as f64,
-            "store_revision {gauge}, written at {written}, listed at {listed}"
+            "reactor_store_revision {gauge}, written at {written}, listed at {listed}"
         );
-        assert!(metrics.contains("http_requests_total"), "{metrics}");
+        assert!(metrics.contains("reactor_http_requests_total"), "{metrics}");
     });
 }

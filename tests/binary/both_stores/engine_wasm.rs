@@ -142,7 +142,7 @@ fn no_overlap_under_concurrency_8_and_every_object_ends_at_its_last_generation()
     assert!(
         metric(
             &metrics,
-            "reconcile_total{component=\"probe\",result=\"success\"}"
+            "reactor_reconcile_total{component=\"probe\",result=\"success\"}"
         )
         .is_some_and(|n| n >= 6.0),
         "{metrics}"
@@ -214,27 +214,42 @@ fn retries_until_success_permanent_errors_stop_and_requeue_reruns() {
     let metrics = host.metrics();
     let series = |s: &str| metric(&metrics, s).unwrap_or(0.0);
     assert_eq!(
-        series("reconcile_total{component=\"probe\",result=\"error\"}"),
+        series("reactor_reconcile_total{component=\"probe\",result=\"error\"}"),
         3.0,
         "{metrics}"
     );
     assert_eq!(
-        series("reconcile_total{component=\"probe\",result=\"permanent\"}"),
+        series("reactor_reconcile_total{component=\"probe\",result=\"permanent\"}"),
         1.0,
         "{metrics}"
     );
     assert_eq!(
-        series("reconcile_total{component=\"probe\",result=\"requeue\"}"),
+        series("reactor_reconcile_total{component=\"probe\",result=\"requeue\"}"),
         2.0,
         "{metrics}"
     );
     assert_eq!(
-        series("reconcile_errors_total{component=\"probe\"}"),
+        series("reactor_reconcile_errors_total{component=\"probe\"}"),
         4.0,
         "{metrics}"
     );
     assert!(
-        series("workqueue_retries_total{queue=\"probe\"}") >= 3.0,
+        series("reactor_workqueue_retries_total{queue=\"probe\"}") >= 3.0,
+        "{metrics}"
+    );
+    // The page is what Prometheus' own linter accepts: help text for every family, names
+    // by its conventions, histograms with buckets, requests counted by route pattern.
+    assert_eq!(reactor_testkit::promtool_check(&metrics), "", "{metrics}");
+    assert!(
+        metrics.contains("# HELP reactor_reconcile_total Reconciles run"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("reactor_reconcile_time_seconds_bucket{component=\"probe\",le=\"0.005\"}"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("route=\"/v1/objects/{kind}/{name}\""),
         "{metrics}"
     );
     assert_eq!(

@@ -161,7 +161,8 @@ async fn run(store: Arc<dyn Store>, shared: Arc<ReflectorState>) {
             }
         };
         follow(store.as_ref(), &shared, revision).await;
-        metrics::counter!("reflector_relists_total", "kind" => shared.kind.clone()).increment(1);
+        metrics::counter!(reactor_core::metrics::REFLECTOR_RELISTS, "kind" => shared.kind.clone())
+            .increment(1);
     }
 }
 

@@ -89,8 +89,8 @@ impl Health {
         }
         drop(known);
         tracing::error!(record = %finding.record, problem = %finding.problem, by, "the store is damaged");
-        metrics::counter!("store_damage_found_total").increment(1);
-        metrics::gauge!("store_damaged").set(1.0);
+        metrics::counter!(reactor_core::metrics::STORE_DAMAGE_FOUND).increment(1);
+        metrics::gauge!(reactor_core::metrics::STORE_DAMAGED).set(1.0);
     }
 
     /// Says what `check` last did (shown on `/healthz`).

@@ -109,7 +109,7 @@ fn run(shared: &StoreState, rate: u32, stopped: &mpsc::Receiver<()>) {
                      at {rate} records a second"
                 ),
             );
-            metrics::counter!("store_scrub_passes_total").increment(1);
+            metrics::counter!(reactor_core::metrics::STORE_SCRUB_PASSES).increment(1);
             continue;
         }
         pass = Some(current);

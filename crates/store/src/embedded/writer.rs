@@ -74,9 +74,9 @@ fn commit_batch(shared: &StoreState, batch: Vec<WriteRequest>, settings: WriterS
         Ok((outcomes, live, latest, oldest)) => {
             shared.oldest.store(oldest, Ordering::SeqCst);
             shared.latest.store(latest, Ordering::SeqCst);
-            metrics::counter!("store_commits_total").increment(1);
-            metrics::histogram!("store_commit_batch_size").record(size as f64);
-            metrics::gauge!("store_revision").set(latest as f64);
+            metrics::counter!(reactor_core::metrics::STORE_COMMITS).increment(1);
+            metrics::histogram!(reactor_core::metrics::STORE_COMMIT_BATCH_SIZE).record(size as f64);
+            metrics::gauge!(reactor_core::metrics::STORE_REVISION).set(latest as f64);
             if let Some(live) = live {
                 // No receivers is fine: nobody is watching.
                 let _ = shared.events.send(Arc::new(live));
@@ -94,7 +94,7 @@ fn commit_batch(shared: &StoreState, batch: Vec<WriteRequest>, settings: WriterS
         }
         Err(e) => {
             tracing::error!(error = %e, "store commit failed");
-            metrics::counter!("store_commit_failures_total").increment(1);
+            metrics::counter!(reactor_core::metrics::STORE_COMMIT_FAILURES).increment(1);
             for request in batch {
                 let _ = request.reply.send(Err(e.clone()));
             }
