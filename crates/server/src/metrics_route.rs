@@ -36,8 +36,15 @@ pub fn handle() -> &'static PrometheusHandle {
         // renders only what it was given, which is still a valid page.
         let _ = ::metrics::set_global_recorder(recorder);
         metrics::describe();
+        process().describe();
         handle
     })
+}
+
+/// The `process_*` families (CPU, memory, open files, threads, start time), read at scrape.
+fn process() -> &'static metrics_process::Collector {
+    static PROCESS: OnceLock<metrics_process::Collector> = OnceLock::new();
+    PROCESS.get_or_init(metrics_process::Collector::default)
 }
 
 /// The server's metrics.
@@ -54,9 +61,11 @@ pub async fn render(State(state): State<AppState>) -> Response {
     if let Ok(revision) = state.store.revision().await {
         ::metrics::gauge!(metrics::STORE_REVISION).set(revision as f64);
     }
+    let handle = handle();
+    process().collect();
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4")],
-        handle().render(),
+        handle.render(),
     )
         .into_response()
 }

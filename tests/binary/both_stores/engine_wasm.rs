@@ -252,6 +252,10 @@ fn retries_until_success_permanent_errors_stop_and_requeue_reruns() {
         metrics.contains("route=\"/v1/objects/{kind}/{name}\""),
         "{metrics}"
     );
+    assert!(
+        metrics.contains("\nprocess_resident_memory_bytes "),
+        "{metrics}"
+    );
     assert_eq!(
         log(&host, "doomed"),
         None,
