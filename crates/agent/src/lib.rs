@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
@@ -104,7 +105,11 @@ pub async fn run(config: AgentConfig) -> Result<(), AgentError> {
     let beating = tokio::spawn(heartbeats(client.clone(), config.clone()));
     let mut retries = Backoff::new(Duration::from_millis(100), Duration::from_secs(5)).retries();
     let result = loop {
-        match session::run(&client, &uplink, &config, &mut state, applier.as_mut()).await {
+        let span = tracing::info_span!("feed", agent = %config.id, server = %config.server);
+        let ran = session::run(&client, &uplink, &config, &mut state, applier.as_mut())
+            .instrument(span)
+            .await;
+        match ran {
             Ok(()) => retries.succeeded(),
             Err(session::SessionError::Client(e)) if refused(&e) => {
                 break Err(AgentError::Refused {

@@ -8,6 +8,7 @@ use reactor_core::report::AgentReport;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 /// Reports to send; `true`: they are on every item the agent holds.
 type Queued = (Vec<AgentReport>, bool);
@@ -59,7 +60,12 @@ async fn send_all(client: Client, agent: String, mut pending: mpsc::UnboundedRec
             merge(&mut queued, &mut complete, next);
         }
         let batch: Vec<AgentReport> = queued.values().cloned().collect();
-        match client.report(&agent, batch, complete).await {
+        let span = tracing::debug_span!("report", agent = %agent, reports = batch.len(), complete);
+        match client
+            .report(&agent, batch, complete)
+            .instrument(span)
+            .await
+        {
             Ok(_) => {
                 queued.clear();
                 complete = false;

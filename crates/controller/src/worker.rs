@@ -12,6 +12,7 @@ use super::reactor::{Action, Failure, Reaction};
 use super::rollout_steps;
 use reactor_core::object::{Object, ObjectKey};
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// Works the queue until it shuts down. No callback runs before the caches of the reactor's
 /// kinds and of the kinds it watches have loaded (as controller-runtime waits for its caches
@@ -22,7 +23,10 @@ pub async fn work(run: &Attachment) {
         reflector.synced().await;
     }
     while let Some(key) = run.queue.next().await {
-        process(run, &key).await;
+        // Every line logged while the object is worked on (the host's, the guest's own) says
+        // which reactor and object it belongs to.
+        let span = tracing::info_span!("reconcile", component = %run.info.name, kind = %key.kind(), name = %key.name());
+        process(run, &key).instrument(span).await;
         run.queue.done(&key);
     }
 }

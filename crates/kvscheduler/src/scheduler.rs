@@ -19,6 +19,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Weak};
 use std::time::SystemTime;
 use tokio::sync::{Mutex, broadcast};
+use tracing::Instrument;
 
 /// Records announced to subscribers; a slow subscriber misses the oldest.
 const RECORD_CHANNEL: usize = 256;
@@ -269,7 +270,10 @@ impl KvScheduler {
         work: Work,
         options: TxnOptions,
     ) -> Result<TxnRecord, TxnError> {
-        self.run_or_simulate(txn_type, work, options, false).await
+        let span = tracing::debug_span!("transaction", kind = ?txn_type);
+        self.run_or_simulate(txn_type, work, options, false)
+            .instrument(span)
+            .await
     }
 
     /// Runs `work` as one transaction, or (`simulate`) only plans it.

@@ -353,3 +353,22 @@ fn items_of_an_owner_gone_without_its_reactor_are_withdrawn() {
     });
     drop((host, again));
 }
+
+/// A line the reactor logs while it reconciles says which object it was reconciling (the
+/// `reconcile` span), as do the host's own lines in the same run.
+#[test]
+fn a_guests_log_line_names_the_object_it_reconciled() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = policy_host(tmp.path(), &[]);
+    apply(&host, &policy("web", "edge", &["a", "b"]));
+    let line = reactor_testkit::eventually("the reactor logs its run", 30, || {
+        host.log()
+            .lines()
+            .find(|line| line.contains("policy web publishes 2 rules"))
+            .map(str::to_owned)
+    });
+    assert!(
+        line.contains("reconcile{component=policy-rust kind=Policy name=web}"),
+        "{line}"
+    );
+}

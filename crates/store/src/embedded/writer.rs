@@ -63,6 +63,7 @@ pub fn run(
 
 fn commit_batch(shared: &StoreState, batch: Vec<WriteRequest>, settings: WriterSettings) {
     let size = batch.len();
+    let _commit = tracing::debug_span!("store_commit", requests = size).entered();
     // A panic inside redb (a damaged page) fails this batch with a corruption error and
     // marks the store damaged; the writer goes on with the next one.
     let written = shared
