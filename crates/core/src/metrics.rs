@@ -18,17 +18,19 @@ pub struct Family {
 }
 
 macro_rules! catalog {
-    ($($constant:ident = $name:literal, $kind:ident, $help:literal;)*) => {
+    ($(#[$doc:meta])* $list:ident: $($constant:ident = $name:literal, $kind:ident, $help:literal;)*) => {
         $(
             #[doc = $help]
             pub const $constant: &str = $name;
         )*
-        /// Every family of the catalog.
-        pub const FAMILIES: &[Family] = &[$(Family { name: $name, kind: Type::$kind, help: $help }),*];
+        $(#[$doc])*
+        pub const $list: &[Family] = &[$(Family { name: $name, kind: Type::$kind, help: $help }),*];
     };
 }
 
 catalog! {
+    /// The families the recorder keeps, as the code records them.
+    FAMILIES:
     HTTP_REQUESTS = "reactor_http_requests_total", Counter,
         "HTTP requests answered, by method, route and status.";
     RECONCILE = "reactor_reconcile_total", Counter,
@@ -87,6 +89,22 @@ catalog! {
         "Shards this replica owns.";
 }
 
+catalog! {
+    /// The families read from the server's state at each scrape, never kept: a component or
+    /// an agent that is gone leaves no series behind.
+    SCRAPED:
+    BUILD_INFO = "reactor_build_info", Gauge,
+        "1, with the server's version.";
+    COMPONENT_STATE = "reactor_component_state", Gauge,
+        "1 for each component, with its state (ready, failed, loading, ignored).";
+    COMPONENT_ROLLED_BACK = "reactor_component_rolled_back", Gauge,
+        "1 for a component whose newest version was rolled back, else 0.";
+    AGENTS = "reactor_agents", Gauge,
+        "Agents registered, by state (connected, disconnected).";
+    AGENT_ITEMS = "reactor_agent_items", Gauge,
+        "Items meant for an agent, by agent and state (applied, pending, failed).";
+}
+
 /// The buckets of the time histograms (seconds): controller-runtime's for reconcile time.
 pub const TIME_BUCKETS: &[f64] = &[
     0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
@@ -116,11 +134,12 @@ mod tests {
 
     #[test]
     fn every_family_is_prefixed_unique_and_typed_by_its_suffix() {
-        let mut names: Vec<&str> = FAMILIES.iter().map(|f| f.name).collect();
+        let all: Vec<&Family> = FAMILIES.iter().chain(SCRAPED).collect();
+        let mut names: Vec<&str> = all.iter().map(|f| f.name).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), FAMILIES.len(), "a name twice");
-        for family in FAMILIES {
+        assert_eq!(names.len(), all.len(), "a name twice");
+        for family in all {
             assert!(family.name.starts_with("reactor_"), "{}", family.name);
             assert_eq!(
                 family.name.ends_with("_total"),

@@ -13,6 +13,7 @@ mod metrics_route;
 mod objects;
 mod openapi;
 mod path;
+mod state_metrics;
 mod status;
 mod watch;
 

@@ -63,11 +63,9 @@ pub async fn render(State(state): State<AppState>) -> Response {
     }
     let handle = handle();
     process().collect();
-    (
-        [(CONTENT_TYPE, "text/plain; version=0.0.4")],
-        handle.render(),
-    )
-        .into_response()
+    let mut page = handle.render();
+    page.push_str(&super::state_metrics::render(&state).await);
+    ([(CONTENT_TYPE, "text/plain; version=0.0.4")], page).into_response()
 }
 
 pub async fn count_requests(request: Request, next: Next) -> Response {

@@ -372,3 +372,56 @@ fn a_guests_log_line_names_the_object_it_reconciled() {
         "{line}"
     );
 }
+
+/// What an operator alerts on is on `/metrics`, read from the state at each scrape: the
+/// agents connected, each agent's items by state, each component's state, the build.
+#[test]
+fn metrics_tell_agents_their_items_and_components_states() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = policy_host(tmp.path(), &[]);
+    let _edge = Agent::start(&host, tmp.path(), "edge-1", &["role=edge"]);
+    apply(&host, &policy("web", "edge", &["a", "b"]));
+    let series = |metrics: &str, s: &str| reactor_testkit::metric(metrics, s);
+    let metrics = eventually("the agent applied both items", 30, || {
+        let metrics = host.metrics();
+        (series(
+            &metrics,
+            "reactor_agent_items{agent=\"edge-1\",state=\"applied\"}",
+        ) == Some(2.0))
+        .then_some(metrics)
+    });
+    assert_eq!(
+        series(&metrics, "reactor_agents{state=\"connected\"}"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        series(
+            &metrics,
+            "reactor_agent_items{agent=\"edge-1\",state=\"failed\"}"
+        ),
+        Some(0.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        series(
+            &metrics,
+            "reactor_component_state{component=\"policy-rust\",state=\"ready\"}"
+        ),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        series(
+            &metrics,
+            "reactor_component_rolled_back{component=\"policy-rust\"}"
+        ),
+        Some(0.0),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("reactor_build_info{version=\""),
+        "{metrics}"
+    );
+    assert_eq!(reactor_testkit::promtool_check(&metrics), "", "{metrics}");
+}

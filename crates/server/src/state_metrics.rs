@@ -1,0 +1,102 @@
+//! The families `/metrics` reads from the server's state at each scrape (the catalog's
+//! `SCRAPED`): build info, each component's state, the agents and their items. They are
+//! written as text, never kept by the recorder, so what is gone leaves no series.
+
+use super::AppState;
+use reactor_core::metrics::{self, Family};
+use std::fmt::Write;
+
+/// The Prometheus text of the scraped families.
+pub async fn render(state: &AppState) -> String {
+    let mut page = String::new();
+    family(
+        &mut page,
+        metrics::BUILD_INFO,
+        &[(vec![("version", env!("CARGO_PKG_VERSION"))], 1.0)],
+    );
+    if let Some(api) = &state.components {
+        let components = api.runtime.components();
+        let states: Vec<(String, String)> = components
+            .iter()
+            .map(|c| {
+                let name = serde_json::to_value(c.state)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                (c.name.clone(), name)
+            })
+            .collect();
+        let rows: Vec<_> = states
+            .iter()
+            .map(|(component, state)| {
+                (
+                    vec![("component", component.as_str()), ("state", state.as_str())],
+                    1.0,
+                )
+            })
+            .collect();
+        family(&mut page, metrics::COMPONENT_STATE, &rows);
+        let rows: Vec<_> = components
+            .iter()
+            .map(|c| {
+                let rolled_back = if c.rolled_back.is_some() { 1.0 } else { 0.0 };
+                (vec![("component", c.name.as_str())], rolled_back)
+            })
+            .collect();
+        family(&mut page, metrics::COMPONENT_ROLLED_BACK, &rows);
+    }
+    // An unreachable store leaves the agents' families out of this scrape.
+    if let Ok(agents) =
+        reactor_nimbus::list_agents(state.store.as_ref(), &state.fanout, &state.reports).await
+    {
+        let connected = agents.iter().filter(|a| a.connected).count();
+        let connected_rows = [
+            (vec![("state", "connected")], connected as f64),
+            (
+                vec![("state", "disconnected")],
+                (agents.len() - connected) as f64,
+            ),
+        ];
+        family(&mut page, metrics::AGENTS, &connected_rows);
+        let counts: Vec<(&str, &str, f64)> = agents
+            .iter()
+            .flat_map(|a| {
+                [
+                    (a.id.as_str(), "applied", a.applied as f64),
+                    (a.id.as_str(), "pending", a.pending as f64),
+                    (a.id.as_str(), "failed", a.failed as f64),
+                ]
+            })
+            .collect();
+        let rows: Vec<_> = counts
+            .iter()
+            .map(|(agent, state, n)| (vec![("agent", *agent), ("state", *state)], *n))
+            .collect();
+        family(&mut page, metrics::AGENT_ITEMS, &rows);
+    }
+    page
+}
+
+/// Appends one family: its help and type, then one sample per row (labels, value).
+fn family(page: &mut String, name: &str, rows: &[(Vec<(&str, &str)>, f64)]) {
+    let Some(described) = metrics::SCRAPED.iter().find(|f: &&Family| f.name == name) else {
+        return;
+    };
+    let _ = writeln!(page, "# HELP {name} {}", described.help);
+    let _ = writeln!(page, "# TYPE {name} gauge");
+    for (labels, value) in rows {
+        let labels: Vec<String> = labels
+            .iter()
+            .map(|(key, value)| format!("{key}=\"{}\"", escape(value)))
+            .collect();
+        let _ = writeln!(page, "{name}{{{}}} {value}", labels.join(","));
+    }
+}
+
+/// A label value as Prometheus' text format quotes it.
+fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
