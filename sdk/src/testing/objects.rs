@@ -6,7 +6,7 @@ use crate::store::StoreError;
 use crate::{Meta, Object, Owner};
 
 /// The host's own kinds, which guests reach only through Nimbus.
-const RESERVED_KINDS: [&str; 3] = ["NimbusItem", "NimbusReport", "Agent"];
+const RESERVED_KINDS: [&str; 4] = ["NimbusItem", "NimbusReport", "Agent", "ComponentRollback"];
 
 fn check_kind(kind: &str) -> Result<(), StoreError> {
     if RESERVED_KINDS.contains(&kind) {
