@@ -14,9 +14,11 @@ pub use reactor_nimbus as nimbus;
 pub use reactor_runtime as runtime;
 
 /// The store: `reactor-store` (the `Store` trait and the embedded backend) with the etcd
-/// backend of `reactor-etcd` beside it, as `store::etcd`.
+/// backend of `reactor-etcd` beside it, as `store::etcd` (the `etcd` feature).
 pub mod store {
+    #[cfg(feature = "etcd")]
     pub use reactor_etcd as etcd;
+    #[cfg(feature = "etcd")]
     pub use reactor_etcd::{EtcdStore, EtcdStoreOptions, EtcdUrl};
     pub use reactor_store::*;
 }

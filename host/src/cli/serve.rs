@@ -6,13 +6,19 @@ use crate::api::{Server, ServerConfig, token};
 use crate::controller::{Admitter, ControllerOptions, Engine, EngineHost, ObjectLocks, Rollbacks};
 use crate::nimbus::FanoutLimits;
 use crate::runtime::{Runtime, RuntimeConfig, World};
-use crate::store::Shards;
 use crate::store::embedded::StartCheck;
-use crate::store::etcd::Replica;
-use crate::store::etcd::share_token;
+use crate::store::{EmbeddedStore, EmbeddedStoreOptions, Store};
+#[cfg(feature = "etcd")]
 use crate::store::{
-    EmbeddedStore, EmbeddedStoreOptions, EtcdStore, EtcdStoreOptions, EtcdUrl, Store,
+    EtcdStore, EtcdStoreOptions, EtcdUrl, Shards,
+    etcd::{Replica, share_token},
 };
+
+/// Without the `etcd` feature there is never an etcd store nor a replica.
+#[cfg(not(feature = "etcd"))]
+type EtcdStore = std::convert::Infallible;
+#[cfg(not(feature = "etcd"))]
+type Replica = std::convert::Infallible;
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
@@ -156,8 +162,12 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     let (store, token, etcd) = open_store(&args).await?;
     // On etcd the engine works only on the shards this replica owns, and writes through a
     // handle fenced by its lease; the API serves every object and is not fenced.
-    let (engine_store, locks, replica) = match etcd {
+    let (engine_store, locks, replica): (Arc<dyn Store>, ObjectLocks, Option<Replica>) = match etcd
+    {
         None => (store.clone(), ObjectLocks::default(), None),
+        #[cfg(not(feature = "etcd"))]
+        Some(never) => match never {},
+        #[cfg(feature = "etcd")]
         Some(etcd) => {
             let shards = Shards::new(args.shards);
             let id = args
@@ -230,7 +240,10 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     sweeping.abort();
     // Open watch streams never end by themselves: give the rest a moment, then stop.
     if let Some(replica) = replica {
+        #[cfg(feature = "etcd")]
         replica.leave().await;
+        #[cfg(not(feature = "etcd"))]
+        match replica {}
     }
     match tokio::time::timeout(Duration::from_secs(3), serving).await {
         Ok(joined) => joined.context("the server task failed")??,
@@ -261,6 +274,21 @@ async fn open_store(
             .context("the store failed to open")??;
         return Ok((Arc::new(store), local, None));
     };
+    #[cfg(not(feature = "etcd"))]
+    anyhow::bail!(
+        "--store {url}: this reactor-host was built without etcd (cargo feature `etcd`, on by default)"
+    );
+    #[cfg(feature = "etcd")]
+    open_etcd(args, url, local).await
+}
+
+/// The etcd store `--store` names, and the token the replicas share.
+#[cfg(feature = "etcd")]
+async fn open_etcd(
+    args: &ServeArgs,
+    url: &str,
+    local: String,
+) -> anyhow::Result<(Arc<dyn Store>, String, Option<EtcdStore>)> {
     let url = EtcdUrl::parse(url)?;
     let options = EtcdStoreOptions {
         bookmark_interval: args.bookmark_interval,
