@@ -13,23 +13,15 @@ use std::sync::OnceLock;
 pub fn handle() -> &'static PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE.get_or_init(|| {
-        let mut builder = PrometheusBuilder::new();
-        // Histograms with buckets (a summary cannot be summed across replicas).
-        for family in metrics::FAMILIES
-            .iter()
-            .filter(|f| f.kind == metrics::Type::Histogram)
-        {
-            let buckets = match family.name.ends_with("_seconds") {
-                true => metrics::TIME_BUCKETS,
-                false => metrics::SIZE_BUCKETS,
-            };
-            builder =
-                match builder.set_buckets_for_metric(Matcher::Full(family.name.into()), buckets) {
-                    Ok(with) => with,
-                    // Only an empty bucket list is refused; the catalog has none.
-                    Err(_) => PrometheusBuilder::new(),
-                };
-        }
+        // Histograms with buckets (a summary cannot be summed across replicas): the size
+        // buckets by default, controller-runtime's for times (`_seconds`). Only an empty
+        // bucket list is refused, and the catalog has none.
+        let builder = PrometheusBuilder::new()
+            .set_buckets(metrics::SIZE_BUCKETS)
+            .and_then(|b| {
+                b.set_buckets_for_metric(Matcher::Suffix("_seconds".into()), metrics::TIME_BUCKETS)
+            })
+            .unwrap_or_else(|_| PrometheusBuilder::new());
         let recorder = builder.build_recorder();
         let handle = recorder.handle();
         // Another recorder may already be installed (e.g. by an embedding program): then ours
