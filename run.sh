@@ -90,16 +90,17 @@ await() {
     done
 }
 
-step "starting the server on http://$listen (log: $demo/logs/server.log)"
+step "starting the server on https://$listen (log: $demo/logs/server.log)"
 "$bin" serve --data "$demo/server" --components "$demo/components" --listen "$listen" \
     >"$demo/logs/server.log" 2>&1 &
 pids+=($!)
 names+=(server)
 await 60 "the server to listen" grep -q "reactor-host listening on" "$demo/logs/server.log"
 
-# The client commands below and the agent read these; the token is never on a command line.
-REACTOR_TOKEN="$(cat "$demo/server/token")"
-export REACTOR_TOKEN REACTOR_SERVER="http://$listen" REACTOR_AGENT="http://$agent_listen"
+# The client commands below read the client file serve wrote (a kubeconfig: the server's
+# address, its CA, the admin's token); no credential is ever on a command line.
+unset REACTOR_TOKEN REACTOR_TOKEN_FILE REACTOR_SERVER REACTOR_CA
+export REACTOR_KUBECONFIG="$root/$demo/server/kubeconfig" REACTOR_AGENT="https://$agent_listen"
 
 # json_field FIELD... : reads JSON on stdin and prints the field at that path ("" if absent).
 json_field() {
@@ -116,8 +117,12 @@ sys.exit(0 if ok else 1)' "$1"
 }
 await 120 "policy-rust to load" component_ready policy-rust
 
-step "starting agent edge-1 (label role=edge, API http://$agent_listen, log: $demo/logs/agent.log)"
-"$bin" agent --id edge-1 --label role=edge --data "$demo/agent" \
+step "starting agent edge-1 (label role=edge, API https://$agent_listen, log: $demo/logs/agent.log)"
+# The agent joins with a one-time token bound to its id and label (it pins the server's CA),
+# and keeps the credential it gets in its data folder; it is never given the admin's token.
+join="$("$bin" token create --agent edge-1 --label role=edge 2>/dev/null | tail -n 1)" ||
+    fail "token create failed"
+REACTOR_JOIN_TOKEN="$join" "$bin" agent --id edge-1 --server "https://$listen" --data "$demo/agent" \
     --descriptors "$demo/descriptors" --southbound "$demo/southbound" --listen "$agent_listen" \
     >"$demo/logs/agent.log" 2>&1 &
 pids+=($!)
@@ -138,7 +143,7 @@ status="$("$bin" get Policy web-allow -o json | json_field status)"
 files="$demo/southbound/policy-rule/web-allow"
 say ""
 say "reactor-host demo — running until Ctrl-C"
-say "  server   $REACTOR_SERVER   reactor $demo/components/policy-rust.wasm"
+say "  server   https://$listen   reactor $demo/components/policy-rust.wasm"
 say "  agent    edge-1 (role=edge)   descriptor $demo/descriptors/policy-rule-descriptor.wasm, API $REACTOR_AGENT"
 say "  applied  $applied"
 say "  status   Policy/web-allow: reactor $(json_field reactor <<<"$status"), ruleCount $(json_field ruleCount <<<"$status"), agents $(json_field agents <<<"$status")"
@@ -150,7 +155,7 @@ done
 say "  logs     $demo/logs/server.log, $demo/logs/agent.log"
 say ""
 say "Try next, in another terminal (in $root):"
-say "  export REACTOR_TOKEN=\"\$(cat $demo/server/token)\" REACTOR_SERVER=$REACTOR_SERVER REACTOR_AGENT=$REACTOR_AGENT"
+say "  export REACTOR_KUBECONFIG=$REACTOR_KUBECONFIG REACTOR_AGENT=$REACTOR_AGENT"
 say "  alias rh=$bin"
 say "  rh get Policy web-allow -o yaml       # status: ruleCount, agents, propagation"
 say "  rh components; rh agents              # the reactor loaded, the agent and what it applied"

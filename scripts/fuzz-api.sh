@@ -36,8 +36,9 @@ cleanup() {
 trap cleanup EXIT
 
 : >"$work/serve.out"
+# Plain HTTP on loopback: the fuzzer tries the API's handlers, not TLS (tested in tests/binary).
 "$bin" serve --listen 127.0.0.1:0 --data "$work/data" --components "$work/components" \
-    --allow-component-api >"$work/serve.out" 2>"$work/serve.log" &
+    --allow-component-api --insecure-http >"$work/serve.out" 2>"$work/serve.log" &
 server_pid=$!
 url=""
 for _ in $(seq 300); do

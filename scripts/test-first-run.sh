@@ -67,11 +67,14 @@ echo "test-first-run: the demo is up after $((SECONDS - started))s"
 grep -q "Policy/web-allow: reactor policy-rust, ruleCount 2" "$out" ||
     fail "the summary does not show Policy/web-allow's status"
 
-# The demo's state, seen through the CLI as a user would, with the token from the environment.
+# The demo's state, seen through the CLI as a user would, with the client file serve wrote
+# (server address, CA, admin token), over TLS.
 bin="$CARGO_TARGET_DIR/debug/reactor-host"
-REACTOR_TOKEN="$(cat "$clone/demo/server/token")"
-export REACTOR_TOKEN REACTOR_SERVER="http://127.0.0.1:$server_port" \
-    REACTOR_AGENT="http://127.0.0.1:$agent_port"
+unset REACTOR_TOKEN REACTOR_TOKEN_FILE REACTOR_SERVER REACTOR_CA
+export REACTOR_KUBECONFIG="$clone/demo/server/kubeconfig" \
+    REACTOR_AGENT="https://127.0.0.1:$agent_port"
+grep -q "^    server: https://127.0.0.1:$server_port" "$REACTOR_KUBECONFIG" ||
+    fail "the client file does not name the server over https"
 policy="$("$bin" get Policy web-allow -o json)" || fail "get Policy web-allow failed"
 python3 - "$policy" <<'EOF' || fail "Policy/web-allow's status is not what the demo promises"
 import json, sys

@@ -23,7 +23,10 @@ impl Server {
 
     /// As [`Server::start`], with more `serve` arguments (e.g. `--store etcd://…`).
     pub fn start_with(data: &Path, components: &Path, extra: &[&str]) -> anyhow::Result<Self> {
-        let host = Host::launch(data, components, extra, &[("RUST_LOG", "error")])?;
+        // Plain HTTP: the rows compare against etcd's plain-HTTP client port.
+        let mut args = vec!["--insecure-http"];
+        args.extend_from_slice(extra);
+        let host = Host::launch(data, components, &args, &[("RUST_LOG", "error")])?;
         let token = std::fs::read_to_string(data.join("token"))?
             .trim()
             .to_owned();

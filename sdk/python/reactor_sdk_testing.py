@@ -51,7 +51,7 @@ from reactor_sdk_wit import (  # noqa: F401 - re-exported for tests
 )
 
 FAKE_TIME = "2025-01-01T00:00:00Z"
-RESERVED_KINDS = ("NimbusItem", "NimbusReport", "Agent", "ComponentRollback")
+RESERVED_KINDS = ("NimbusItem", "NimbusReport", "Agent", "ComponentRollback", "Credential")
 _KIND = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,62}")
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _KEY = re.compile(r"[A-Za-z0-9_./:-]{1,512}")

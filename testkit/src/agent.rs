@@ -16,9 +16,12 @@ pub struct Agent {
     pub id: String,
     pub data: PathBuf,
     pub southbound: PathBuf,
-    /// The server's token, which the agent's API takes too.
-    pub token: String,
+    /// The server's data folder: `scheduler` finds the admin's token and the CA there.
+    pub host_data: PathBuf,
     args: Vec<String>,
+    /// The agent's credential, given by environment (never on the command line): a join
+    /// token (used at the first start only), or the server's token on plain HTTP.
+    env: Vec<(String, String)>,
     /// Processes started so far, so that the API address is read from the newest one's log.
     spawns: usize,
 }
@@ -50,7 +53,8 @@ impl Agent {
         Self::start_with(host, dir, id, labels, &args)
     }
 
-    /// Starts agent `id` with extra command-line arguments.
+    /// Starts agent `id` with extra command-line arguments. On TLS it joins with a join token
+    /// made for it (carrying `labels`); on plain HTTP it presents the server's token.
     pub fn start_with(host: &Host, dir: &Path, id: &str, labels: &[&str], extra: &[&str]) -> Agent {
         let mut args: Vec<String> = vec![
             "agent".into(),
@@ -58,15 +62,21 @@ impl Agent {
             id.into(),
             "--server".into(),
             host.url.clone(),
-            "--token".into(),
-            host.token(),
             "--heartbeat".into(),
             "200ms".into(),
         ];
-        for label in labels {
-            args.push("--label".into());
-            args.push((*label).into());
-        }
+        let env = if host.url.starts_with("https://") {
+            vec![("REACTOR_JOIN_TOKEN".to_owned(), host.join_token(id, labels))]
+        } else {
+            for label in labels {
+                args.push("--label".into());
+                args.push((*label).into());
+            }
+            if extra.contains(&"--listen") {
+                args.push("--insecure-http".into());
+            }
+            vec![("REACTOR_TOKEN".to_owned(), host.token())]
+        };
         args.extend(extra.iter().map(|a| (*a).to_owned()));
         let data = dir.join(format!("{id}-data"));
         let southbound = dir.join(format!("{id}-southbound"));
@@ -75,8 +85,9 @@ impl Agent {
             id: id.to_owned(),
             data,
             southbound,
-            token: host.token(),
+            host_data: host.data.clone(),
             args,
+            env,
             spawns: 0,
         };
         agent.spawn();
@@ -97,6 +108,8 @@ impl Agent {
             .arg("--southbound")
             .arg(&self.southbound)
             .env_remove("REACTOR_TOKEN")
+            .env_remove("REACTOR_JOIN_TOKEN")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -157,11 +170,15 @@ impl Agent {
             if lines.len() < self.spawns {
                 return None;
             }
-            lines
-                .last()
-                .and_then(|l| l.split("addr=").nth(1))
-                .and_then(|rest| rest.split_whitespace().next())
-                .map(|addr| format!("http://{addr}"))
+            lines.last().and_then(|l| {
+                let scheme = if l.contains("(https)") {
+                    "https"
+                } else {
+                    "http"
+                };
+                let addr = l.split("addr=").nth(1)?.split_whitespace().next()?;
+                Some(format!("{scheme}://{addr}"))
+            })
         })
     }
 
@@ -169,7 +186,8 @@ impl Agent {
     pub fn scheduler(&self, args: &[&str]) -> std::process::Output {
         Command::new(reactor_host_bin())
             .arg("scheduler")
-            .args(["--agent", &self.api_url(), "--token", &self.token])
+            .args(["--agent", &self.api_url(), "--data"])
+            .arg(&self.host_data)
             .args(args)
             .env_remove("REACTOR_TOKEN")
             .env_remove("REACTOR_AGENT")

@@ -43,3 +43,32 @@ pub fn target_tmpdir() -> PathBuf {
     let profile = profile_dir();
     profile.parent().unwrap_or(&profile).join("tmp")
 }
+
+/// Runs `reactor-host ARGS` outside any server's folder, with none of the client variables
+/// of the environment but `env`.
+pub fn run_cli_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = std::process::Command::new(reactor_host_bin());
+    for name in [
+        "REACTOR_TOKEN",
+        "REACTOR_TOKEN_FILE",
+        "REACTOR_SERVER",
+        "REACTOR_KUBECONFIG",
+        "REACTOR_CA",
+        "REACTOR_AGENT",
+        "REACTOR_JOIN_TOKEN",
+    ] {
+        command.env_remove(name);
+    }
+    command
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(std::env::temp_dir())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("reactor-host runs")
+}
+
+/// [`run_cli_env`] with no variables.
+pub fn run_cli(args: &[&str]) -> std::process::Output {
+    run_cli_env(args, &[])
+}

@@ -226,9 +226,57 @@ impl Host {
         self.data.join("components")
     }
 
-    /// An API client with this server's token.
+    /// An API client with this server's admin token, trusting its CA.
     pub fn client(&self) -> reactor_host::api::Client {
-        reactor_host::api::Client::new(&self.url, Some(self.token()))
+        self.client_with(Some(self.token()))
+    }
+
+    /// An API client presenting `token` (or none), trusting this server's CA.
+    pub fn client_with(&self, token: Option<String>) -> reactor_host::api::Client {
+        reactor_host::api::Client::with_ca(&self.url, token, self.ca_pem().as_deref())
+            .expect("a client of the server")
+    }
+
+    /// A raw HTTP client trusting this server's CA (which also issued its agents' API
+    /// certificates).
+    pub fn http(&self) -> reqwest::Client {
+        http_client(self.ca_pem().as_deref())
+    }
+
+    /// The server's CA certificate (`<data>/ca.crt`), unless it serves plain HTTP.
+    pub fn ca_pem(&self) -> Option<String> {
+        if self.url.starts_with("http://") {
+            return None;
+        }
+        Some(std::fs::read_to_string(self.data.join("ca.crt")).expect("the server's ca.crt"))
+    }
+
+    /// A join token for agent `id` with `labels` (`KEY=VALUE`), made by `token create`.
+    pub fn join_token(&self, id: &str, labels: &[&str]) -> String {
+        let mut args = vec!["token", "create", "--agent", id];
+        for label in labels {
+            args.extend(["--label", label]);
+        }
+        let out = self.cli(&args);
+        assert!(out.status.success(), "token create: {}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .last()
+            .expect("the token on the last line")
+            .trim()
+            .to_owned()
+    }
+
+    /// A new user with `role`, and its token (`user create`).
+    pub fn user(&self, name: &str, role: &str) -> String {
+        let out = self.cli(&["user", "create", name, "--role", role]);
+        assert!(out.status.success(), "user create: {}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .last()
+            .expect("the token on the last line")
+            .trim()
+            .to_owned()
     }
 
     /// `get -o json` of one object, or `None` if it does not exist.
@@ -276,8 +324,21 @@ fn client_command(url: &str, data: &Path, args: &[&str]) -> Command {
         .args(["--server", url, "--data"])
         .arg(data)
         .env_remove("REACTOR_TOKEN")
-        .env_remove("REACTOR_SERVER");
+        .env_remove("REACTOR_SERVER")
+        .env_remove("REACTOR_KUBECONFIG")
+        .env_remove("REACTOR_CA");
     command
+}
+
+/// A raw HTTP client trusting `ca_pem` (none: only plain HTTP works).
+pub fn http_client(ca_pem: Option<&str>) -> reqwest::Client {
+    let mut builder = reqwest::Client::builder();
+    if let Some(pem) = ca_pem {
+        builder = builder.add_root_certificate(
+            reqwest::Certificate::from_pem(pem.as_bytes()).expect("a PEM CA certificate"),
+        );
+    }
+    builder.build().expect("an HTTP client")
 }
 
 /// `get ARGS -o json`, parsed; fails the test if the command fails.

@@ -24,11 +24,11 @@ mod sink;
 mod watcher;
 
 pub use agent::Agent;
-pub use binary::{reactor_host_bin, target_tmpdir};
+pub use binary::{reactor_host_bin, run_cli, run_cli_env, target_tmpdir};
 pub use components::{built, guest, install};
 pub use etcd::Etcd;
 pub use eventually::{Ready, eventually, eventually_async};
-pub use host::{Host, LaunchError, get_json};
+pub use host::{Host, LaunchError, get_json, http_client};
 pub use legacy::{built_against, v0_1_0};
 pub use lines::LineReader;
 pub use mem_store::MemStore;

@@ -25,7 +25,7 @@ fn a_publish_cut_by_kill_9_loses_nothing_reported_and_the_agent_resumes() {
     let host = policy_host(tmp.path(), &[]);
     let mut agent = Agent::start(&host, tmp.path(), "bulk-1", &["role=bulk"]);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let client = Client::new(&host.url, Some(host.token()));
+    let client = host.client();
     eventually("bulk-1 is registered", 30, || {
         applied(&runtime, &client, "bulk-1")
     });

@@ -118,7 +118,7 @@ fn readyz_follows_the_store_and_healthz_the_process() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let host = Host::start(&tmp.path().join("data"), &["--store", &url]);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let anonymous = reactor_host::api::Client::new(&host.url, None);
+    let anonymous = host.client_with(None);
     // The text of `/readyz`, with its status when refused.
     let readyz = || {
         runtime.block_on(async {

@@ -311,7 +311,7 @@ fn put_of_one_object_is_admitted_the_same_way() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let put = |kind: &str, name: &str, spec: serde_json::Value| {
         runtime.block_on(async {
-            reqwest::Client::new()
+            host.http()
                 .put(format!("{}/v1/objects/{kind}/{name}", host.url))
                 .bearer_auth(host.token())
                 .json(&json!({"kind": kind, "name": name, "spec": spec}))

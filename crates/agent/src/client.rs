@@ -19,6 +19,11 @@ impl SchedulerClient {
         }
     }
 
+    /// Over `client`, made for the agent's address with the CA to check it against.
+    pub fn with_client(client: Client) -> Self {
+        Self { client }
+    }
+
     pub async fn dump(&self) -> Result<Dump, ClientError> {
         self.client.get_json("/scheduler/dump", &[]).await
     }

@@ -13,7 +13,7 @@ use reactor_kvscheduler::{
     TxnRecord, ValueStatus,
 };
 use reactor_runtime::{ComponentInfo, Runtime};
-use reactor_server::{ApiError, JsonBody, require_token};
+use reactor_server::{ApiError, JsonBody};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -123,13 +123,13 @@ struct AgentApi {
     best_effort: TxnOptions,
 }
 
-/// The routes, behind the agent's token (all but `/healthz`).
+/// The routes, for the server's admins only (all but `/healthz`).
 pub fn router(
     scheduler: KvScheduler,
     local: Arc<LocalValues>,
     runtime: Runtime,
     best_effort: TxnOptions,
-    token: Arc<str>,
+    reviewer: super::review::Reviewer,
 ) -> Router {
     let state = AgentApi {
         scheduler,
@@ -148,7 +148,10 @@ pub fn router(
         .route("/scheduler/notify", post(notify))
         .route("/scheduler/txn", post(txn))
         .route("/scheduler/descriptors", get(descriptors))
-        .route_layer(axum::middleware::from_fn_with_state(token, require_token));
+        .route_layer(axum::middleware::from_fn_with_state(
+            reviewer,
+            super::review::require_admin,
+        ));
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .merge(api)

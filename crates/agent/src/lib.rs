@@ -7,8 +7,10 @@ mod applier;
 mod client;
 mod descriptors;
 pub mod http;
+pub mod join;
 mod local;
 mod resync;
+mod review;
 mod scheduler_applier;
 mod session;
 mod state;
@@ -35,8 +37,14 @@ use tracing::Instrument;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
-    #[error("the server at {server} refused the agent's token: pass --token or set REACTOR_TOKEN")]
-    Refused { server: String },
+    #[error("the server at {server} refused the agent's credential: {reason}")]
+    Refused { server: String, reason: String },
+    #[error("the server's CA: {0}")]
+    Client(#[from] ClientError),
+    #[error("the agent API's certificate: {0}")]
+    Tls(#[from] reactor_trust::PkiError),
+    #[error("the agent API's TLS settings: {0}")]
+    Rustls(#[from] rustls::Error),
     #[error(transparent)]
     State(#[from] StateError),
     #[error(transparent)]
@@ -80,6 +88,10 @@ pub struct AgentConfig {
     pub labels: BTreeMap<String, String>,
     pub server: String,
     pub token: String,
+    /// The CA the server's certificate (and the agent API's) is checked against.
+    pub ca_pem: Option<String>,
+    /// The agent API's certificate; `None`: it serves plain HTTP.
+    pub api_tls: Option<reactor_trust::CertFiles>,
     pub data: PathBuf,
     /// Where the plain applier writes items; `None`: items are only held.
     pub southbound: Option<PathBuf>,
@@ -91,7 +103,11 @@ pub struct AgentConfig {
 
 /// Runs the agent until it fails for good (a refused token, an unusable state file).
 pub async fn run(config: AgentConfig) -> Result<(), AgentError> {
-    let client = Client::new(&config.server, Some(config.token.clone()));
+    let client = Client::with_ca(
+        &config.server,
+        Some(config.token.clone()),
+        config.ca_pem.as_deref(),
+    )?;
     reactor_core::private::create_dir(&config.data).map_err(|source| AgentError::Data {
         path: config.data.clone(),
         source,
@@ -114,6 +130,7 @@ pub async fn run(config: AgentConfig) -> Result<(), AgentError> {
             Err(session::SessionError::Client(e)) if refused(&e) => {
                 break Err(AgentError::Refused {
                     server: config.server.clone(),
+                    reason: e.to_string(),
                 });
             }
             Err(session::SessionError::State(e)) => break Err(e.into()),
@@ -163,14 +180,36 @@ async fn start_scheduler(
             local,
             runtime,
             best_effort.clone(),
-            config.token.as_str().into(),
+            review::Reviewer::new(&config.server, config.ca_pem.as_deref()),
         );
-        tracing::info!(agent = %config.id, addr = %bound, "agent API listening");
-        tokio::spawn(async move {
-            if let Err(error) = axum::serve(listener, router).await {
-                tracing::error!(%error, "the agent API stopped");
+        match &config.api_tls {
+            Some(files) => {
+                let cert =
+                    reactor_trust::ReloadingCert::watch(files.clone(), Duration::from_secs(5))?;
+                let tls = Arc::new(reactor_trust::server_config(cert)?);
+                let listener =
+                    reactor_server::TlsListener::new(listener, tls).map_err(|source| {
+                        AgentError::Listen {
+                            addr: addr.clone(),
+                            source,
+                        }
+                    })?;
+                tracing::info!(agent = %config.id, addr = %bound, "agent API listening (https)");
+                tokio::spawn(async move {
+                    if let Err(error) = axum::serve(listener, router).await {
+                        tracing::error!(%error, "the agent API stopped");
+                    }
+                });
             }
-        });
+            None => {
+                tracing::info!(agent = %config.id, addr = %bound, "agent API listening (http)");
+                tokio::spawn(async move {
+                    if let Err(error) = axum::serve(listener, router).await {
+                        tracing::error!(%error, "the agent API stopped");
+                    }
+                });
+            }
+        }
     }
     if let Some(period) = settings.resync_every {
         tokio::spawn(resync::every(scheduler.clone(), period));

@@ -31,6 +31,8 @@ pub enum ClientError {
     Decode(String),
     #[error("the watch stream broke: {0}")]
     Stream(String),
+    #[error("the CA certificate {what} is not PEM: {reason}")]
+    Ca { what: String, reason: String },
 }
 
 impl ClientError {
@@ -44,7 +46,7 @@ impl ClientError {
 }
 
 /// The innermost cause of a transport error, which is the part a user can act on.
-fn reason(error: &reqwest::Error) -> String {
+pub(crate) fn reason(error: &reqwest::Error) -> String {
     let mut cause: &dyn std::error::Error = error;
     while let Some(next) = cause.source() {
         cause = next;
@@ -60,6 +62,8 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client trusting no CA of its own: for `http://` servers, or `https://` ones whose
+    /// certificate [`Client::with_ca`] would check.
     pub fn new(base: &str, token: Option<String>) -> Self {
         Self {
             http: reqwest::Client::new(),
@@ -68,7 +72,48 @@ impl Client {
         }
     }
 
-    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+    /// A client of `base` that trusts the CA certificate(s) in `ca_pem` (and only them).
+    pub fn with_ca(
+        base: &str,
+        token: Option<String>,
+        ca_pem: Option<&str>,
+    ) -> Result<Self, ClientError> {
+        let mut builder = reqwest::Client::builder();
+        if let Some(pem) = ca_pem {
+            let certificates =
+                reqwest::Certificate::from_pem_bundle(pem.as_bytes()).map_err(|e| {
+                    ClientError::Ca {
+                        what: "given".into(),
+                        reason: reason(&e),
+                    }
+                })?;
+            if certificates.is_empty() {
+                return Err(ClientError::Ca {
+                    what: "given".into(),
+                    reason: "no certificate in it".into(),
+                });
+            }
+            for certificate in certificates {
+                builder = builder.add_root_certificate(certificate);
+            }
+        }
+        let http = builder.build().map_err(|e| ClientError::Ca {
+            what: "given".into(),
+            reason: reason(&e),
+        })?;
+        Ok(Self {
+            http,
+            base: base.trim_end_matches('/').to_owned(),
+            token,
+        })
+    }
+
+    /// The server's address.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    pub(crate) fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
         let builder = self.http.request(method, format!("{}{path}", self.base));
         match &self.token {
             Some(token) => builder.bearer_auth(token),
@@ -103,7 +148,7 @@ impl Client {
         })
     }
 
-    async fn json<T: DeserializeOwned>(
+    pub(crate) async fn json<T: DeserializeOwned>(
         &self,
         builder: reqwest::RequestBuilder,
     ) -> Result<T, ClientError> {

@@ -141,3 +141,105 @@ pub struct LogsBody {
     /// Oldest first.
     pub lines: Vec<crate::log_line::LogLine>,
 }
+
+/// `GET /v1/whoami`: who the request's credential is.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct WhoAmIBody {
+    /// `user:NAME` or `agent:ID`.
+    pub identity: String,
+    /// A user's role (`admin`, `edit`, `view`); absent for an agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+}
+
+/// `POST /v1/users`: a new user with a role.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UserBody {
+    pub name: String,
+    /// `admin`, `edit` or `view`.
+    pub role: String,
+}
+
+/// A user as `GET /v1/users` lists it (never its secret).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct UserView {
+    pub name: String,
+    pub role: String,
+    /// The credential's id: the part of the token before the dot, after `rhu_`.
+    pub id: String,
+}
+
+/// `POST /v1/users`' answer: the token is shown this once and never stored.
+#[derive(Clone, Serialize, Deserialize, ToSchema)]
+pub struct UserCreatedBody {
+    pub name: String,
+    pub role: String,
+    pub id: String,
+    pub token: String,
+}
+
+/// `POST /v1/tokens`: a join token for one agent id and the labels it will carry.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct JoinTokenBody {
+    pub agent: String,
+    #[serde(default)]
+    pub labels: std::collections::BTreeMap<String, String>,
+    /// How long the token may be used, in seconds (default 3600).
+    #[serde(default)]
+    pub ttl_seconds: Option<u64>,
+}
+
+/// `POST /v1/tokens`' answer.
+#[derive(Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JoinTokenCreatedBody {
+    pub agent: String,
+    /// `rhj_<id>.<secret>::sha256:<CA fingerprint>`: used once, by `agent --join`.
+    pub token: String,
+    /// RFC 3339.
+    pub expires: String,
+}
+
+/// `POST /v1/join`: an agent exchanges its join token for its own credential.
+#[derive(Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct JoinBody {
+    /// The join token without its `::sha256:…` pin.
+    pub token: String,
+    /// Host names and addresses the agent's own API is reached at, for its certificate.
+    #[serde(default)]
+    pub api_names: Vec<String>,
+}
+
+/// `POST /v1/join`'s answer: the agent's credential, bound to its id and labels, and a
+/// certificate from the cluster's CA for its own API.
+#[derive(Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JoinedBody {
+    pub agent: String,
+    pub labels: std::collections::BTreeMap<String, String>,
+    pub token: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_cert_pem: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_pem: Option<String>,
+}
+
+/// Bodies that carry a secret show only whom it is for.
+macro_rules! debug_without_secret {
+    ($type:ty, $field:ident) => {
+        impl std::fmt::Debug for $type {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($type))
+                    .field(stringify!($field), &self.$field)
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+debug_without_secret!(UserCreatedBody, name);
+debug_without_secret!(JoinTokenCreatedBody, agent);
+debug_without_secret!(JoinBody, api_names);
+debug_without_secret!(JoinedBody, agent);

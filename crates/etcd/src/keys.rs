@@ -41,6 +41,11 @@ impl Keys {
         format!("{}token", self.prefix)
     }
 
+    /// The cluster's CA (certificate and key), shared by the replicas as the token is.
+    pub fn ca(&self) -> String {
+        format!("{}ca", self.prefix)
+    }
+
     pub fn owner(&self, shard: u32) -> String {
         format!("{}owners/{shard}", self.prefix)
     }

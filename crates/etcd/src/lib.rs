@@ -25,7 +25,7 @@ mod write;
 pub use campaign::Replica;
 pub use error::EtcdError;
 pub use keys::Keys;
-pub use token::share_token;
+pub use token::{share_ca, share_token};
 pub use url::EtcdUrl;
 pub use write::Guard;
 

@@ -1,5 +1,5 @@
-//! The API token every replica on one etcd accepts: the first replica to start stores its
-//! token under the prefix, and every later one adopts it.
+//! What the replicas on one etcd share, the API token and the cluster's CA: the first replica
+//! to start stores its own under the prefix, and every later one adopts it.
 
 use super::EtcdStore;
 use super::error::EtcdError;
@@ -7,7 +7,16 @@ use etcd_client::{Compare, CompareOp, Txn, TxnOp, TxnOpResponse};
 
 /// Stores `candidate` as the shared token unless one is already stored; answers the shared one.
 pub async fn share_token(store: &EtcdStore, candidate: &str) -> Result<String, EtcdError> {
-    let key = store.keys().token();
+    share(store, store.keys().token(), candidate).await
+}
+
+/// Stores `candidate` (the CA certificate and key in PEM, one after the other) as the shared
+/// CA unless one is already stored; answers the shared one.
+pub async fn share_ca(store: &EtcdStore, candidate: &str) -> Result<String, EtcdError> {
+    share(store, store.keys().ca(), candidate).await
+}
+
+async fn share(store: &EtcdStore, key: String, candidate: &str) -> Result<String, EtcdError> {
     let txn = Txn::new()
         .when([Compare::create_revision(key.as_str(), CompareOp::Equal, 0)])
         .and_then([TxnOp::put(key.as_str(), candidate, None)])
@@ -23,13 +32,13 @@ pub async fn share_token(store: &EtcdStore, candidate: &str) -> Result<String, E
             TxnOpResponse::Get(get) => get.kvs().first().map(|kv| kv.value().to_vec()),
             _ => None,
         });
-    let stored = stored.ok_or_else(|| EtcdError::Unexpected("the token vanished".into()))?;
+    let stored = stored.ok_or_else(|| EtcdError::Unexpected(format!("{key} vanished")))?;
     String::from_utf8(stored)
         .ok()
         .filter(|t| !t.trim().is_empty())
         .map(|t| t.trim().to_owned())
         .ok_or_else(|| EtcdError::Corrupt {
             key,
-            reason: "the stored token is not text".into(),
+            reason: "the stored value is not text".into(),
         })
 }

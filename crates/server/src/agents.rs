@@ -1,20 +1,25 @@
 //! `/v1/agents` and `/v1/nimbus`: agents register, send heartbeats, receive their items as a
 //! snapshot and a feed of changes, and report on them.
 
+use super::auth::Caller;
+use super::auth::policy::act_for_agent;
 use super::body::JsonBody;
 use super::openapi::{Compacted, Refused};
 use super::path::Path;
 use super::{ApiError, AppState};
-use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::Response;
+use axum::{Extension, Json};
 use futures::StreamExt;
 use reactor_core::object::Object;
-use reactor_core::wire::{FeedBody, HeartbeatBody, RecordedBody, RegisterBody, ReportBody};
+use reactor_core::wire::{
+    ErrorCode, FeedBody, HeartbeatBody, RecordedBody, RegisterBody, ReportBody,
+};
 use reactor_nimbus as nimbus;
 use reactor_nimbus::{AgentView, NimbusError, Recipient, Snapshot};
 use reactor_store::StoreError;
+use reactor_trust::Identity;
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -32,7 +37,7 @@ impl From<NimbusError> for ApiError {
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Path)]
 #[allow(dead_code)] // read by the derive only
-struct AgentPath {
+pub(super) struct AgentPath {
     /// The agent's id.
     #[param(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
     id: String,
@@ -50,12 +55,38 @@ struct AgentPath {
 )]
 pub async fn register(
     State(state): State<AppState>,
+    Extension(Caller(caller)): Extension<Caller>,
     Path(id): Path<String>,
     JsonBody(body): JsonBody<RegisterBody>,
 ) -> Result<Json<Object>, ApiError> {
+    let labels = match caller {
+        // An agent carries the labels it was given at join; changing them is an admin's act.
+        Identity::Agent { labels, .. } if body.labels.is_empty() || body.labels == labels => labels,
+        Identity::Agent { labels, .. } => {
+            return Err(ApiError::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "agent {id} may not set its own labels: it carries {} (given with its join token)",
+                    show_labels(&labels)
+                ),
+            ));
+        }
+        Identity::User { .. } => body.labels,
+    };
     Ok(Json(
-        nimbus::register(state.store.as_ref(), &id, body.labels).await?,
+        nimbus::register(state.store.as_ref(), &id, labels).await?,
     ))
+}
+
+fn show_labels(labels: &std::collections::BTreeMap<String, String>) -> String {
+    if labels.is_empty() {
+        return "no labels".into();
+    }
+    labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The agent is alive: it counts as connected for `ttlMs`.
@@ -131,9 +162,11 @@ async fn recipient(state: &AppState, id: &str) -> Result<Recipient, ApiError> {
 )]
 pub async fn items(
     State(state): State<AppState>,
+    Extension(Caller(caller)): Extension<Caller>,
     query: Result<Query<ItemsQuery>, QueryRejection>,
 ) -> Result<Json<Snapshot>, ApiError> {
     let Query(query) = query?;
+    act_for_agent(&caller, &query.agent)?;
     let recipient = recipient(&state, &query.agent).await?;
     Ok(Json(state.fanout.snapshot(&recipient).await?))
 }
@@ -150,8 +183,10 @@ pub async fn items(
 )]
 pub async fn feed(
     State(state): State<AppState>,
+    Extension(Caller(caller)): Extension<Caller>,
     JsonBody(body): JsonBody<FeedBody>,
 ) -> Result<Response, ApiError> {
+    act_for_agent(&caller, &body.agent)?;
     let recipient = recipient(&state, &body.agent).await?;
     let lines = state
         .fanout
@@ -173,8 +208,10 @@ pub async fn feed(
 )]
 pub async fn report(
     State(state): State<AppState>,
+    Extension(Caller(caller)): Extension<Caller>,
     JsonBody(body): JsonBody<ReportBody>,
 ) -> Result<Json<RecordedBody>, ApiError> {
+    act_for_agent(&caller, &body.agent)?;
     reactor_core::object::validate_name(&body.agent)
         .map_err(|e| ApiError::invalid(format!("agent id {:?}: {e}", body.agent)))?;
     if let Some(other) = body.reports.iter().find(|r| r.agent != body.agent) {

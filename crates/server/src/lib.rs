@@ -1,6 +1,7 @@
 //! The HTTP server: routes, shared state, and the listener.
 
 mod agents;
+mod audit;
 mod auth;
 mod body;
 mod components;
@@ -8,6 +9,8 @@ mod dry_run;
 mod error;
 mod events;
 mod finalizers;
+mod join;
+mod listen;
 mod logs;
 mod metrics_route;
 mod objects;
@@ -15,12 +18,15 @@ mod openapi;
 mod path;
 mod state_metrics;
 mod status;
+mod users;
 mod watch;
 
-pub use auth::require_token;
+pub use audit::{AuditLog, DEFAULT_MAX_BYTES as AUDIT_MAX_BYTES};
+pub use auth::{Auth, Caller, Credentials};
 pub use body::JsonBody;
 pub use components::ComponentsApi;
 pub use error::ApiError;
+pub use listen::TlsListener;
 
 /// Installs the process-wide metrics recorder now (it is otherwise installed at the first
 /// request), so that what happens before the server listens, such as loading the
@@ -48,12 +54,29 @@ pub enum ServeError {
     Serve(std::io::Error),
     #[error("cannot write the OpenAPI document: {0}")]
     Document(serde_json::Error),
+    #[error("cannot open the audit log {path}: {source}")]
+    Audit {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the CA cannot be used: {0}")]
+    Ca(#[from] reactor_trust::PkiError),
 }
 
 /// What the server needs to answer requests.
 pub struct ServerConfig {
     pub listen: String,
+    /// The bootstrap admin token (`<data>/token`).
     pub token: String,
+    /// Serve HTTPS with this configuration; `None`: plain HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The cluster's CA: join tokens pin it and agents' API certificates are issued from it.
+    pub ca: Option<reactor_trust::Ca>,
+    /// The CA the server's own certificate is checked against, when not `ca` (the operator's
+    /// own certificates): what `/v1/ca` serves and join tokens pin.
+    pub ca_anchor: Option<String>,
+    /// Where the audit log is written; `None`: nowhere.
+    pub audit: Option<std::path::PathBuf>,
     pub store: Arc<dyn Store>,
     pub admission: Option<Arc<dyn reactor_controller::Admission>>,
     pub components: Option<ComponentsApi>,
@@ -77,7 +100,9 @@ pub fn request_limit(max_object_bytes: usize) -> usize {
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub store: Arc<dyn Store>,
-    pub token: Arc<str>,
+    pub auth: Auth,
+    pub audit: Arc<AuditLog>,
+    pub ca: Option<Arc<join::ServerCa>>,
     pub admission: Option<Arc<dyn reactor_controller::Admission>>,
     pub components: Option<ComponentsApi>,
     pub events: Option<reactor_controller::Events>,
@@ -92,6 +117,7 @@ pub(crate) struct AppState {
 /// A bound, not yet running, server.
 pub struct Server {
     listener: tokio::net::TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
     router: Router,
 }
 
@@ -106,9 +132,24 @@ impl Server {
         let reports = config
             .reports
             .unwrap_or_else(|| reactor_nimbus::ReportBook::start(config.store.clone()));
+        let audit = match &config.audit {
+            Some(path) => {
+                AuditLog::open(path, AUDIT_MAX_BYTES).map_err(|source| ServeError::Audit {
+                    path: path.clone(),
+                    source,
+                })?
+            }
+            None => AuditLog::disabled(),
+        };
+        let ca = match config.ca {
+            Some(ca) => Some(Arc::new(join::ServerCa::new(ca, config.ca_anchor)?)),
+            None => None,
+        };
         let state = AppState {
             store: config.store.clone(),
-            token: config.token.into(),
+            auth: Auth::new(&config.token, Credentials::follow(config.store.clone())),
+            audit: Arc::new(audit),
+            ca,
             admission: config.admission,
             components: config.components,
             events: config.events,
@@ -118,6 +159,7 @@ impl Server {
         };
         Ok(Self {
             listener,
+            tls: config.tls,
             router: router(state, config.max_request_bytes)?,
         })
     }
@@ -126,15 +168,30 @@ impl Server {
         self.listener.local_addr().map_err(ServeError::Serve)
     }
 
+    /// `https` or `http`: what the listener speaks.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
+    }
+
     /// Serves until `shutdown` completes.
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await
-            .map_err(ServeError::Serve)
+        match self.tls {
+            Some(tls) => {
+                let listener = TlsListener::new(self.listener, tls).map_err(ServeError::Serve)?;
+                axum::serve(listener, self.router)
+                    .with_graceful_shutdown(shutdown)
+                    .await
+            }
+            None => {
+                axum::serve(self.listener, self.router)
+                    .with_graceful_shutdown(shutdown)
+                    .await
+            }
+        }
+        .map_err(ServeError::Serve)
     }
 }
 
@@ -170,16 +227,25 @@ fn router(state: AppState, max_request_bytes: usize) -> Result<Router, ServeErro
         .routes(routes!(agents::feed))
         .routes(routes!(agents::report))
         .routes(routes!(metrics_route::render))
+        .routes(routes!(users::whoami))
+        .routes(routes!(users::list, users::create))
+        .routes(routes!(users::revoke))
+        .routes(routes!(join::create))
+        .routes(routes!(join::revoke))
+        .routes(routes!(audit::list))
         .layer(axum::extract::DefaultBodyLimit::max(max_request_bytes))
         .route_layer(axum::middleware::from_fn_with_state(
-            state.token.clone(),
-            auth::require_token,
+            state.clone(),
+            auth::authenticate,
         ))
         .split_for_parts();
     let (open, open_document) = OpenApiRouter::default()
         .routes(routes!(openapi::healthz))
         .routes(routes!(openapi::readyz))
         .routes(routes!(openapi::document))
+        .routes(routes!(join::ca))
+        .routes(routes!(join::join))
+        .layer(axum::extract::DefaultBodyLimit::max(64 << 10))
         .split_for_parts();
     document.merge(open_document);
     let document = openapi::Document(document.to_json().map_err(ServeError::Document)?.into());

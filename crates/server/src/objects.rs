@@ -66,6 +66,18 @@ pub(super) fn check_writable(kind: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Nobody reads the stored credentials through the objects API or a watch (not even their
+/// hashes): `GET /v1/users` lists users.
+pub(super) fn check_readable(kind: &str) -> Result<(), ApiError> {
+    if kind == reactor_trust::CREDENTIAL_KIND {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            format!("kind {kind} is never shown: list users with GET /v1/users"),
+        ));
+    }
+    Ok(())
+}
+
 /// Applies several objects, all or nothing; a stale `meta.revision` changes nothing (409).
 #[utoipa::path(
     operation_id = "applyObjects",
@@ -191,6 +203,7 @@ pub async fn list(
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Answer<Listing> {
     check(&kind, None)?;
+    check_readable(&kind)?;
     let Query(query) = query?;
     let selector: Selector = query
         .selector
@@ -215,6 +228,7 @@ pub async fn get_one(
     Path((kind, name)): Path<(String, String)>,
 ) -> Answer<Object> {
     check(&kind, Some(&name))?;
+    check_readable(&kind)?;
     let found = state.store.get(&kind, &name).await?;
     found
         .map(Json)

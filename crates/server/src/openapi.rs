@@ -56,7 +56,7 @@ pub enum Refused {
     /// unauthorized: no token, a wrong one, or the component API is off
     #[response(status = 401)]
     Unauthorized(ErrorBody),
-    /// forbidden: the host's own kinds (NimbusItem, NimbusReport, Agent, ComponentRollback) are written only by the host
+    /// forbidden: the host's own kinds (NimbusItem, NimbusReport, Agent, ComponentRollback, Credential) are written only by the host
     #[response(status = 403)]
     Forbidden(ErrorBody),
     /// not_found: no such object, agent, component or route
@@ -119,7 +119,7 @@ pub async fn healthz(
     }
     let mut text = format!("store damaged: {} problem(s) found\n", health.found);
     // What was found names objects: only a caller with the token is told.
-    if super::auth::presents(&headers, &state.token) {
+    if super::auth::bearer(&headers).is_some_and(|t| state.auth.is_admin_token(t)) {
         for problem in &health.problems {
             text.push_str(&format!("problem: {problem}\n"));
         }

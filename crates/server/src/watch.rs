@@ -60,6 +60,7 @@ pub async fn watch_kind(
     query: Result<Query<WatchQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     validate_kind(&kind)?;
+    super::objects::check_readable(&kind)?;
     let Query(query) = query?;
     stream(state, Some(kind), query.from).await
 }
@@ -70,6 +71,11 @@ async fn stream(
     from: Revision,
 ) -> Result<Response, ApiError> {
     let events = state.store.watch(kind.as_deref(), from).await?;
+    // Every kind but the credentials, which no watcher is shown.
+    let events = events.filter(|event| {
+        let secret = matches!(event, Ok(e) if e.object.as_ref().is_some_and(|o| o.kind == reactor_trust::CREDENTIAL_KIND));
+        std::future::ready(!secret)
+    });
     Ok(ndjson(events))
 }
 

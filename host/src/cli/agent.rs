@@ -47,9 +47,17 @@ pub struct AgentArgs {
     /// How often the agent tells the server it is alive, e.g. `5s`.
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     pub heartbeat: Duration,
+    /// A join token from `reactor-host token create --agent ID` [env: REACTOR_JOIN_TOKEN]:
+    /// exchanged at the first start for the agent's own credential, kept in --data (later
+    /// starts need no token).
+    #[arg(long, value_name = "TOKEN")]
+    pub join: Option<String>,
+    /// Serve the agent's own API (--listen) as plain HTTP: for an agent that did not join.
+    #[arg(long)]
+    pub insecure_http: bool,
 }
 
-fn parse_label(text: &str) -> Result<(String, String), String> {
+pub(super) fn parse_label(text: &str) -> Result<(String, String), String> {
     let (key, value) = text
         .split_once('=')
         .ok_or_else(|| format!("label {text:?} is not KEY=VALUE"))?;
@@ -61,12 +69,60 @@ fn parse_label(text: &str) -> Result<(String, String), String> {
 
 pub async fn run(args: AgentArgs, global: &ClientArgs) -> anyhow::Result<()> {
     crate::object::validate_name(&args.id).with_context(|| format!("--id {}", args.id))?;
-    global.refuse("agent", &["--agent"])?;
+    global.refuse("agent", &["--agent", "--kubeconfig"])?;
     // Where the agent keeps what it holds, to resume after a restart.
     let data = global.data_or("./agent-data");
-    let token = global
-        .given_token()?
-        .context("the agent needs the server's token: pass --token-file or set REACTOR_TOKEN")?;
+    let server = global.server();
+    let join = args.join.clone().or_else(|| {
+        std::env::var("REACTOR_JOIN_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty())
+    });
+    let credential = match crate::agent::join::kept(&data, &args.id)? {
+        Some(kept) => Some(kept),
+        None => match &join {
+            Some(join) => {
+                let names = api_names(args.listen.as_deref());
+                let joined =
+                    crate::agent::join::join(&data, &server, &args.id, join, names).await?;
+                tracing::info!(agent = %args.id, "joined: the agent's credential is kept in its data folder");
+                Some(joined)
+            }
+            None => None,
+        },
+    };
+    let labels = args.labels.into_iter().collect::<BTreeMap<_, _>>();
+    let (token, ca_pem, labels) = match credential {
+        Some(credential) => {
+            if !labels.is_empty() && labels != credential.labels {
+                anyhow::bail!(
+                    "--label: agent {} carries the labels given with its join token; a new join token changes them",
+                    args.id
+                );
+            }
+            let ca = match credential.ca_pem {
+                Some(ca) => Some(ca),
+                None => global.ca_pem(None)?,
+            };
+            (credential.token, ca, credential.labels)
+        }
+        None => {
+            let token = global.given_token()?.context(
+                "the agent needs a credential: --join TOKEN (from `reactor-host token create --agent ID`), or --token-file",
+            )?;
+            (token, global.ca_pem(None)?, labels)
+        }
+    };
+    let api_files = crate::agent::join::api_cert_files(&data);
+    let api_tls = if args.listen.is_none() || args.insecure_http {
+        None
+    } else if api_files.cert.exists() {
+        Some(api_files)
+    } else {
+        anyhow::bail!(
+            "--listen: the agent's API serves HTTPS with the certificate the agent gets when it joins (--join); without one pass --insecure-http"
+        );
+    };
     if args.heartbeat.is_zero() {
         anyhow::bail!("--heartbeat must be longer than zero");
     }
@@ -93,9 +149,11 @@ pub async fn run(args: AgentArgs, global: &ClientArgs) -> anyhow::Result<()> {
     });
     let config = AgentConfig {
         id: args.id,
-        labels: args.labels.into_iter().collect::<BTreeMap<_, _>>(),
-        server: global.server(),
+        labels,
+        server,
         token,
+        ca_pem,
+        api_tls,
         data,
         southbound: args.southbound,
         heartbeat: args.heartbeat,
@@ -105,4 +163,20 @@ pub async fn run(args: AgentArgs, global: &ClientArgs) -> anyhow::Result<()> {
         result = run_agent(config) => Ok(result?),
         _ = tokio::signal::ctrl_c() => Ok(()),
     }
+}
+
+/// The names the agent's API is reached at, for its certificate: the --listen host if it is
+/// one, and the machine's name.
+fn api_names(listen: Option<&str>) -> Vec<String> {
+    let mut names = Vec::new();
+    if let Some((host, _)) = listen.and_then(|l| l.rsplit_once(':')) {
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if !host.is_empty() && host != "0.0.0.0" && host != "::" {
+            names.push(host.to_owned());
+        }
+    }
+    if let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        names.push(name.trim().to_owned());
+    }
+    names
 }

@@ -1,16 +1,18 @@
 //! The flags every command shares (where the server, the agent and the data folder are, which
 //! token to present), accepted before and after the subcommand.
 
+use crate::api::client::kubeconfig::{self, ClientFile};
 use crate::api::token;
 use crate::api::wire::ErrorCode;
 use crate::api::{Client, ClientError};
 use clap::Args;
 use std::path::{Path, PathBuf};
 
-/// The client address used when neither `--server` nor `$REACTOR_SERVER` names one.
-pub const DEFAULT_SERVER: &str = "http://127.0.0.1:7800";
+/// The client address used when neither `--server`, `$REACTOR_SERVER` nor a client file
+/// names one.
+pub const DEFAULT_SERVER: &str = "https://127.0.0.1:7800";
 /// The agent API address used when neither `--agent` nor `$REACTOR_AGENT` names one.
-pub const DEFAULT_AGENT: &str = "http://127.0.0.1:7801";
+pub const DEFAULT_AGENT: &str = "https://127.0.0.1:7801";
 
 /// Global flags: clap accepts them anywhere on the line (`rh --token-file F get Policy`,
 /// `rh scheduler status --agent URL`). They carry no defaults and no clap `env`, so that
@@ -34,9 +36,17 @@ pub struct ClientArgs {
     #[arg(long, global = true, value_name = "DIR")]
     pub data: Option<PathBuf>,
     /// An agent's API address (its --listen), for `scheduler` [env: REACTOR_AGENT]
-    /// [default: http://127.0.0.1:7801].
+    /// [default: https://127.0.0.1:7801].
     #[arg(long, global = true, value_name = "URL")]
     pub agent: Option<String>,
+    /// The client file (a kubeconfig: server, CA, token) [env: REACTOR_KUBECONFIG]
+    /// [default: <data>/kubeconfig, written by serve].
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The CA certificate (PEM) to check the server's and agents' certificates against
+    /// [env: REACTOR_CA] [default: the client file's, else <data>/ca.crt].
+    #[arg(long, global = true, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
 }
 
 fn env(name: &str) -> Option<String> {
@@ -50,6 +60,51 @@ impl ClientArgs {
             .clone()
             .or_else(|| env("REACTOR_SERVER"))
             .unwrap_or_else(|| DEFAULT_SERVER.to_owned())
+    }
+
+    /// The client file: `--kubeconfig`, else `$REACTOR_KUBECONFIG`, else `<data>/kubeconfig`
+    /// if there is one.
+    pub fn client_file(&self) -> anyhow::Result<Option<ClientFile>> {
+        let given = self
+            .kubeconfig
+            .clone()
+            .or_else(|| env("REACTOR_KUBECONFIG").map(PathBuf::from));
+        let path = match given {
+            Some(path) => path,
+            None => {
+                let path = self.data_or("./data").join("kubeconfig");
+                if !path.exists() {
+                    return Ok(None);
+                }
+                path
+            }
+        };
+        Ok(Some(kubeconfig::read(&path)?))
+    }
+
+    /// The CA to trust: `--ca`, else `$REACTOR_CA`, else the client file's, else
+    /// `<data>/ca.crt` if there is one.
+    pub fn ca_pem(&self, file: Option<&ClientFile>) -> anyhow::Result<Option<String>> {
+        let given = self
+            .ca
+            .clone()
+            .or_else(|| env("REACTOR_CA").map(PathBuf::from));
+        if let Some(path) = given {
+            let pem = std::fs::read_to_string(&path).map_err(|e| {
+                anyhow::anyhow!("cannot read the CA certificate {}: {e}", path.display())
+            })?;
+            return Ok(Some(pem));
+        }
+        if let Some(pem) = file.and_then(|f| f.ca_pem.clone()) {
+            return Ok(Some(pem));
+        }
+        let path = self.data_or("./data").join("ca.crt");
+        if path.exists() {
+            return Ok(Some(std::fs::read_to_string(&path).map_err(|e| {
+                anyhow::anyhow!("cannot read the CA certificate {}: {e}", path.display())
+            })?));
+        }
+        Ok(None)
     }
 
     /// `--agent`, else `$REACTOR_AGENT`, else the default.
@@ -76,20 +131,43 @@ impl ClientArgs {
         given_token(token.as_deref(), file.as_deref())
     }
 
-    /// A client of the server with the given token, or else the one in `<data>/token`.
+    /// A client of the server: the address, CA and token given by flag or environment, else
+    /// the client file's, else the token in `<data>/token`.
     pub fn client(&self) -> anyhow::Result<Client> {
+        let file = self.client_file()?;
+        let server = match (&self.server, env("REACTOR_SERVER"), &file) {
+            (Some(server), _, _) => server.clone(),
+            (None, Some(server), _) => server,
+            (None, None, Some(file)) => file.server.clone(),
+            (None, None, None) => DEFAULT_SERVER.to_owned(),
+        };
+        self.client_with(&server, file.as_ref())
+    }
+
+    /// A client of an agent's API (`--agent`), with the admin's token and the CA as
+    /// [`ClientArgs::client`] finds them.
+    pub fn agent_client(&self) -> anyhow::Result<Client> {
+        let file = self.client_file()?;
+        self.client_with(&self.agent(), file.as_ref())
+    }
+
+    fn client_with(&self, url: &str, file: Option<&ClientFile>) -> anyhow::Result<Client> {
         let token = match self.given_token()? {
             Some(token) => Some(token),
-            None => {
-                let path = token::token_path(&self.data_or("./data"));
-                if path.exists() {
-                    Some(token::read(&path)?)
-                } else {
-                    None
+            None => match file.and_then(|f| f.token.clone()) {
+                Some(token) => Some(token),
+                None => {
+                    let path = token::token_path(&self.data_or("./data"));
+                    if path.exists() {
+                        Some(token::read(&path)?)
+                    } else {
+                        None
+                    }
                 }
-            }
+            },
         };
-        Ok(Client::new(&self.server(), token))
+        let ca = self.ca_pem(file)?;
+        Ok(Client::with_ca(url, token, ca.as_deref())?)
     }
 
     /// Refuses the flags, given on the command line, that `command` does not take.
@@ -101,6 +179,8 @@ impl ClientArgs {
                 "--token-file" => self.token_file.is_some(),
                 "--data" => self.data.is_some(),
                 "--agent" => self.agent.is_some(),
+                "--kubeconfig" => self.kubeconfig.is_some(),
+                "--ca" => self.ca.is_some(),
                 _ => false,
             };
             if given {

@@ -5,6 +5,7 @@ mod agent;
 mod agents;
 mod api_resources;
 mod apply;
+mod audit;
 mod client_args;
 mod completions;
 mod components;
@@ -27,6 +28,9 @@ mod serve;
 mod store;
 mod table;
 mod test_cmd;
+mod tls;
+mod tokens;
+mod users;
 mod wait;
 mod watch;
 
@@ -93,6 +97,14 @@ pub enum Command {
     /// Run a reactor component against fixture files, without a server (an in-memory store),
     /// and print the objects, statuses and items its reconciles leave; --expect compares.
     Test(test_cmd::TestArgs),
+    /// Users with their own tokens and roles: create, list, revoke (admin only).
+    User(users::UserArgs),
+    /// Join tokens for agents: `token create --agent ID` (admin only).
+    Token(tokens::TokenArgs),
+    /// The server's audit log, newest last: every change and every refusal (admin only).
+    Audit(audit::AuditArgs),
+    /// Who the credential this command presents is, and its role.
+    Whoami,
     /// Print a shell completion script: `source <(reactor-host completions bash)`.
     Completions(completions::CompletionsArgs),
 }
@@ -139,6 +151,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Scheduler(args) => scheduler::run(args, global).await,
         Command::Store(args) => store::run(args, global).await,
         Command::Test(args) => test_cmd::run(args, global).await,
+        Command::User(args) => users::run(args, global).await,
+        Command::Token(args) => tokens::run(args, global).await,
+        Command::Audit(args) => audit::run(args, global).await,
+        Command::Whoami => users::whoami(global).await,
         Command::Completions(args) => completions::run(args),
     }
 }

@@ -71,7 +71,7 @@ fn parse_put(text: &str) -> Result<(String, Value), String> {
 
 pub async fn run(args: SchedulerArgs, global: &ClientArgs) -> anyhow::Result<()> {
     global.refuse("scheduler", &["--server"])?;
-    let client = SchedulerClient::new(&global.agent(), global.given_token()?);
+    let client = SchedulerClient::with_client(global.agent_client()?);
     match args.command {
         SchedulerCommand::Status { key, json } => {
             let statuses = client.status(key.as_deref()).await?;

@@ -11,7 +11,7 @@ use crate::store::{EmbeddedStore, EmbeddedStoreOptions, Store};
 #[cfg(feature = "etcd")]
 use crate::store::{
     EtcdStore, EtcdStoreOptions, EtcdUrl, Shards,
-    etcd::{Replica, share_token},
+    etcd::{Replica, share_ca, share_token},
 };
 
 /// Without the `etcd` feature there is never an etcd store nor a replica.
@@ -28,6 +28,8 @@ use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    #[command(flatten)]
+    pub tls: super::tls::TlsArgs,
     /// Where the embedded store and the API token live: the global --data (default ./data).
     #[arg(skip)]
     pub data: PathBuf,
@@ -154,12 +156,39 @@ fn callback_writes(args: &ServeArgs) -> anyhow::Result<usize> {
 }
 
 pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()> {
-    global.refuse("serve", &["--server", "--token", "--token-file", "--agent"])?;
+    global.refuse(
+        "serve",
+        &[
+            "--server",
+            "--token",
+            "--token-file",
+            "--agent",
+            "--kubeconfig",
+            "--ca",
+        ],
+    )?;
     args.data = global.data_or("./data");
     let max_writes = callback_writes(&args)?;
     // Count the loads of the components found at start (compiled or from the cache).
     crate::api::server::install_metrics();
     let (store, token, etcd) = open_store(&args).await?;
+    let ca = cluster_ca(&args, etcd.as_ref()).await?;
+    let tls = if args.tls.insecure_http {
+        if args.tls.tls_cert.is_some() {
+            anyhow::bail!("--insecure-http serves plain HTTP: it takes no --tls-cert");
+        }
+        eprintln!(
+            "reactor-host: serving plain HTTP (--insecure-http): tokens cross the network readable"
+        );
+        None
+    } else {
+        Some(super::tls::prepare(
+            &args.tls,
+            &args.data,
+            &args.listen,
+            &ca,
+        )?)
+    };
     // On etcd the engine works only on the shards this replica owns, and writes through a
     // handle fenced by its lease; the API serves every object and is not fenced.
     let (engine_store, locks, replica): (Arc<dyn Store>, ObjectLocks, Option<Replica>) = match etcd
@@ -210,7 +239,11 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
 
     let server = Server::bind(ServerConfig {
         listen: args.listen.clone(),
-        token,
+        token: token.clone(),
+        tls: tls.as_ref().map(|t| t.config.clone()),
+        ca_anchor: tls.as_ref().map(|t| t.anchor_pem.clone()),
+        ca: tls.is_some().then_some(ca),
+        audit: Some(args.data.join("audit.log")),
         store,
         admission: Some(Arc::new(Admitter::new(engine.clone(), args.strict_kinds))),
         events: Some(engine.context().events.clone()),
@@ -225,10 +258,23 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     })
     .await?;
     let addr = server.local_addr()?;
+    let url = format!("{}://{addr}", server.scheme());
     tracing::info!(%addr, data = %args.data.display(), "serving");
+    let reachable = if addr.ip().is_unspecified() {
+        format!("{}://127.0.0.1:{}", server.scheme(), addr.port())
+    } else {
+        url.clone()
+    };
+    let client_file = super::tls::write_client_file(
+        &args.data,
+        &reachable,
+        tls.as_ref().map(|t| t.anchor_pem.as_str()),
+        &token,
+    )?;
+    tracing::info!(file = %client_file.display(), "the client file (a kubeconfig) is written");
     // Tests and scripts read this line to learn the port when --listen ends in :0.
     let mut stdout = std::io::stdout();
-    writeln!(stdout, "reactor-host listening on http://{addr}")?;
+    writeln!(stdout, "reactor-host listening on {url}")?;
     stdout.flush()?;
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(server.run(async {
@@ -303,6 +349,35 @@ async fn open_etcd(
         token::replace(&args.data, &shared)?;
     }
     Ok((Arc::new(store.clone()), shared, Some(store)))
+}
+
+/// The cluster's CA: `<data>/ca.crt` and `ca.key`, made at first start; on etcd the first
+/// replica's, which later replicas adopt into their data folder.
+async fn cluster_ca(
+    args: &ServeArgs,
+    etcd: Option<&EtcdStore>,
+) -> anyhow::Result<reactor_trust::Ca> {
+    let local = reactor_trust::Ca::load_or_create(&args.data)?;
+    let Some(etcd) = etcd else {
+        return Ok(local);
+    };
+    #[cfg(not(feature = "etcd"))]
+    match *etcd {}
+    #[cfg(feature = "etcd")]
+    {
+        let candidate = format!("{}{}", local.cert_pem(), local.key_pem());
+        let shared = share_ca(etcd, &candidate).await?;
+        if shared == candidate {
+            return Ok(local);
+        }
+        let split = shared
+            .find("-----BEGIN PRIVATE KEY-----")
+            .context("the CA shared in etcd has no key")?;
+        let ca = reactor_trust::Ca::from_pem(&shared[..split], &shared[split..])
+            .context("the CA shared in etcd")?;
+        ca.write(&args.data)?;
+        Ok(ca)
+    }
 }
 
 async fn shutdown_signal() {

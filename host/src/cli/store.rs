@@ -20,7 +20,17 @@ pub enum StoreCommand {
 }
 
 pub async fn run(args: StoreArgs, global: &ClientArgs) -> anyhow::Result<()> {
-    global.refuse("store", &["--server", "--token", "--token-file", "--agent"])?;
+    global.refuse(
+        "store",
+        &[
+            "--server",
+            "--token",
+            "--token-file",
+            "--agent",
+            "--kubeconfig",
+            "--ca",
+        ],
+    )?;
     match args.command {
         StoreCommand::Verify => verify_file(&global.data_or("./data")).await,
     }

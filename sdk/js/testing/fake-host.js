@@ -6,7 +6,7 @@
 import { install } from './current.js';
 
 const FAKE_TIME = '2025-01-01T00:00:00Z';
-const RESERVED_KINDS = ['NimbusItem', 'NimbusReport', 'Agent', 'ComponentRollback'];
+const RESERVED_KINDS = ['NimbusItem', 'NimbusReport', 'Agent', 'ComponentRollback', 'Credential'];
 const KIND = /^[A-Za-z][A-Za-z0-9-]{0,62}$/;
 const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const KEY = /^[A-Za-z0-9_./:-]{1,512}$/;

@@ -6,7 +6,13 @@ use crate::store::StoreError;
 use crate::{Meta, Object, Owner};
 
 /// The host's own kinds, which guests reach only through Nimbus.
-const RESERVED_KINDS: [&str; 4] = ["NimbusItem", "NimbusReport", "Agent", "ComponentRollback"];
+const RESERVED_KINDS: [&str; 5] = [
+    "NimbusItem",
+    "NimbusReport",
+    "Agent",
+    "ComponentRollback",
+    "Credential",
+];
 
 fn check_kind(kind: &str) -> Result<(), StoreError> {
     if RESERVED_KINDS.contains(&kind) {

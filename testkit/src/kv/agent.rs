@@ -102,10 +102,10 @@ impl AgentHarness {
             .ok_or_else(|| anyhow::anyhow!("the agent was not started"))
     }
 
-    /// The agent's API address and token, once started.
-    pub fn api(&self) -> Option<(String, String)> {
-        let agent = self.agent.as_ref()?;
-        Some((agent.api_url(), agent.token.clone()))
+    /// The agent's API address, an admin's token of its server and the CA, once started.
+    pub fn api(&self) -> Option<(String, String, Option<String>)> {
+        let (agent, host) = (self.agent.as_ref()?, self.host.as_ref()?);
+        Some((agent.api_url(), host.token(), host.ca_pem()))
     }
 
     /// The agent's log, to show beside a failure.
@@ -193,7 +193,10 @@ impl Harness for AgentHarness {
             (host, agent)
         });
         let url = tokio::task::block_in_place(|| agent.api_url());
-        self.client = Some(SchedulerClient::new(&url, Some(agent.token.clone())));
+        let client =
+            reactor_host::api::Client::with_ca(&url, Some(host.token()), host.ca_pem().as_deref())
+                .map_err(|e| anyhow::anyhow!("a client of the agent's API: {e}"))?;
+        self.client = Some(SchedulerClient::with_client(client));
         self.host = Some(host);
         self.agent = Some(agent);
         Ok(())

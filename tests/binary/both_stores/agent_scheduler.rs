@@ -238,24 +238,20 @@ fn a_reverted_transaction_of_local_values_is_not_kept_for_a_restart() {
 async fn watch_statuses(
     url: String,
     token: String,
+    ca: Option<String>,
     seen: std::sync::Arc<parking_lot::Mutex<String>>,
-) -> std::io::Result<()> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let addr = url.trim_start_matches("http://").to_owned();
-    let mut stream = tokio::net::TcpStream::connect(&addr).await?;
-    let request = format!(
-        "GET /scheduler/status/watch HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).await?;
-    let mut buffer = [0u8; 4096];
-    loop {
-        let read = stream.read(&mut buffer).await?;
-        if read == 0 {
-            return Ok(());
-        }
-        seen.lock()
-            .push_str(&String::from_utf8_lossy(&buffer[..read]));
+) -> Result<(), reqwest::Error> {
+    use futures::StreamExt;
+    let response = reactor_testkit::http_client(ca.as_deref())
+        .get(format!("{url}/scheduler/status/watch"))
+        .bearer_auth(token)
+        .send()
+        .await?;
+    let mut chunks = response.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        seen.lock().push_str(&String::from_utf8_lossy(&chunk?));
     }
+    Ok(())
 }
 
 /// Ligato's API beside the transactions: a simulated transaction, dumps by view,
@@ -280,9 +276,9 @@ async fn the_agent_api_simulates_dumps_by_view_keeps_history_by_time_and_streams
         ])
         .await
         .expect("agent");
-    let (url, token) = harness.api().expect("started");
+    let (url, token, ca) = harness.api().expect("started");
     let seen = std::sync::Arc::new(parking_lot::Mutex::new(String::new()));
-    let watch = tokio::spawn(watch_statuses(url, token, seen.clone()));
+    let watch = tokio::spawn(watch_statuses(url, token, ca, seen.clone()));
     let client = harness.client().expect("client").clone();
     let before = harness.history().await.expect("history").len();
 

@@ -214,7 +214,7 @@ fn a_compacted_revision_answers_410_and_the_watch_fails_clearly() {
     );
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let status = runtime.block_on(async {
-        reactor_host::api::Client::new(&host.url, Some(host.token()))
+        host.client()
             .watch(Some("Policy"), 1)
             .await
             .err()

@@ -161,7 +161,7 @@ fn healthz_is_open_metrics_need_the_token() {
     let host = Host::start(&tmp.path().join("data"), &[]);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let anonymous = reactor_host::api::Client::new(&host.url, None);
+        let anonymous = host.client_with(None);
         assert_eq!(
             anonymous.get_text("/healthz").await.expect("healthz"),
             "ok\n"
@@ -178,7 +178,7 @@ fn healthz_is_open_metrics_need_the_token() {
             ),
             "{refused}"
         );
-        let client = reactor_host::api::Client::new(&host.url, Some(host.token()));
+        let client = host.client();
         let applied = client
             .apply(vec![reactor_host::object::ApplyRequest {
                 kind: "A".into(),

@@ -11,7 +11,8 @@ fn put(host: &Host, name: &str, body: Vec<u8>) -> (u16, String) {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let response = reqwest::Client::new()
+        let response = host
+            .http()
             .put(format!("{}/v1/components/{name}", host.url))
             .bearer_auth(host.token())
             .body(body)
@@ -29,7 +30,7 @@ fn delete(host: &Host, name: &str) -> u16 {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        reqwest::Client::new()
+        host.http()
             .delete(format!("{}/v1/components/{name}", host.url))
             .bearer_auth(host.token())
             .send()

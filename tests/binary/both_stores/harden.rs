@@ -12,18 +12,26 @@ use std::time::Duration;
 
 /// One raw HTTP request with the server's token: the status and the JSON answered.
 fn http(host: &Host, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
-    http_to(&host.url, &host.token(), method, path, body)
+    http_to(host, &host.url, &host.token(), method, path, body)
 }
 
-/// One raw HTTP request to `base` with `token`.
-fn http_to(base: &str, token: &str, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+/// One raw HTTP request to `base` (the server or one of its agents) with `token`.
+fn http_to(
+    host: &Host,
+    base: &str,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, Value) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     runtime.block_on(async {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let mut request = reqwest::Client::new()
+        let mut request = host
+            .http()
             .request(method, format!("{base}{path}"))
             .bearer_auth(token)
             .timeout(Duration::from_secs(10));
@@ -167,9 +175,9 @@ fn api_apply_with_a_stale_revision_is_a_conflict_and_changes_nothing() {
 }
 
 /// Each `(method, path, body, needle)` is answered 400 `invalid` with an error saying `needle`.
-fn refuses_each(base: &str, token: &str, cases: &[(&str, &str, &str, &str)]) {
+fn refuses_each(host: &Host, base: &str, token: &str, cases: &[(&str, &str, &str, &str)]) {
     for (method, path, body, needle) in cases {
-        let (status, answer) = http_to(base, token, method, path, Some(body));
+        let (status, answer) = http_to(host, base, token, method, path, Some(body));
         assert_eq!(status, 400, "{method} {path} {body}: {answer}");
         assert_eq!(
             answer["code"], "invalid",
@@ -221,19 +229,40 @@ fn the_agent_api_refuses_unknown_fields_and_wrong_types() {
             "unknown field `vaule`",
         ),
     ];
-    refuses_each(&url, &agent.token, cases);
+    refuses_each(&host, &url, &host.token(), cases);
     // No body at all, as `curl -X POST` and Ligato's downstream resync send it: the empty
     // object, where every field of the route's body has a default.
-    let (status, answer) = http_to(&url, &agent.token, "POST", "/scheduler/resync", None);
+    let (status, answer) = http_to(
+        &host,
+        &url,
+        &host.token(),
+        "POST",
+        "/scheduler/resync",
+        None,
+    );
     assert_eq!(status, 200, "a bodiless resync: {answer}");
     assert_eq!(
         answer["record"]["txn_type"], "downstream-resync",
         "{answer}"
     );
-    let (status, answer) = http_to(&url, &agent.token, "POST", "/scheduler/notify", None);
+    let (status, answer) = http_to(
+        &host,
+        &url,
+        &host.token(),
+        "POST",
+        "/scheduler/notify",
+        None,
+    );
     assert_eq!(status, 400, "a notification needs its key: {answer}");
     assert!(error_of(&answer).contains("empty"), "{answer}");
-    let (status, answer) = http_to(&url, &agent.token, "GET", "/scheduler/status?key=k", None);
+    let (status, answer) = http_to(
+        &host,
+        &url,
+        &host.token(),
+        "GET",
+        "/scheduler/status?key=k",
+        None,
+    );
     assert_eq!(status, 200, "{answer}");
     assert_ne!(
         answer[0]["state"], "CONFIGURED",
@@ -328,7 +357,7 @@ fn api_refuses_unknown_fields_and_wrong_types_on_every_route() {
             "expected a JSON object",
         ),
     ];
-    refuses_each(&host.url, &host.token(), cases);
+    refuses_each(&host, &host.url, &host.token(), cases);
     let (_, agents) = http(&host, "GET", "/v1/agents", None);
     assert_eq!(agents, json!([]), "no agent was registered");
     assert!(host.object("Policy", "b").is_none());
@@ -671,7 +700,7 @@ fn flipped_bits_in_keys_and_records_are_never_served_as_absent() {
         .then_some(text)
     });
     assert!(health.contains("(found by "), "{health}");
-    let anonymous = http_to(&host.url, "", "GET", "/healthz", None);
+    let anonymous = http_to(&host, &host.url, "", "GET", "/healthz", None);
     assert_eq!(anonymous.0, 503);
     let anonymous = anonymous.1.as_str().unwrap_or_default().to_owned();
     assert!(anonymous.starts_with("store damaged: "), "{anonymous}");

@@ -15,3 +15,4 @@ mod openapi;
 pub mod ownership;
 mod reconcile_commit;
 mod status_api;
+mod trust;

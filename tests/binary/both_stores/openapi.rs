@@ -67,7 +67,7 @@ fn the_document_names_every_route_the_server_serves() {
     let host = Host::start(&tmp.path().join("data"), &[]);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let http = reqwest::Client::new();
+        let http = host.http();
         let answer = http
             .get(format!("{}/v1/openapi.json", host.url))
             .send()
@@ -130,7 +130,7 @@ fn refusals_outside_the_handlers_keep_the_error_shape() {
     let host = Host::start(&tmp.path().join("data"), &[]);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let http = reqwest::Client::new();
+        let http = host.http();
         let token = host.token();
         for (method, path, status, says) in [
             (
@@ -170,7 +170,7 @@ fn bodies_the_fuzz_found_accepted_are_refused() {
     let host = Host::start(&tmp.path().join("data"), &[]);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let http = reqwest::Client::new();
+        let http = host.http();
         let token = host.token();
         for (path, body, says) in [
             (

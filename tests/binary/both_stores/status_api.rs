@@ -10,7 +10,8 @@ fn put_status(host: &Host, body: Value) -> (u16, Value) {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let answer = reqwest::Client::new()
+        let answer = host
+            .http()
             .put(format!("{}/v1/objects/Probe/p/status", host.url))
             .bearer_auth(host.token())
             .json(&body)

@@ -36,8 +36,15 @@ impl std::fmt::Display for Owner {
 
 /// Kinds the host keeps its own state under: written only by the host's own paths, never by
 /// API clients or guests, and never a reactor's kind. `ComponentRollback` records the
-/// versions of components rolled back (cleared with `components clear-rollback`).
-pub const RESERVED_KINDS: [&str; 4] = ["NimbusItem", "NimbusReport", "Agent", "ComponentRollback"];
+/// versions of components rolled back (cleared with `components clear-rollback`);
+/// `Credential` keeps users', agents' and join tokens' hashes, read by no API client or guest.
+pub const RESERVED_KINDS: [&str; 5] = [
+    "NimbusItem",
+    "NimbusReport",
+    "Agent",
+    "ComponentRollback",
+    "Credential",
+];
 
 /// Whether `kind` is one of the host's own.
 pub fn is_reserved(kind: &str) -> bool {
