@@ -95,6 +95,30 @@ impl EtcdAuth {
     }
 }
 
+/// etcd keeps the tokens of its users in memory: once it restarts (or the token expired, or
+/// auth changed) every request with the old one is refused. When `error` is such a refusal,
+/// authenticates again; every clone of the client shares the new token. Without a user
+/// there is no token and etcd never answers so.
+pub(crate) async fn renew_token(client: &etcd_client::Client, error: &etcd_client::Error) {
+    let text = error.to_string();
+    let refused = [
+        "invalid auth token",
+        "auth token is expired",
+        "revision of auth store is old",
+    ]
+    .iter()
+    .any(|why| text.contains(why));
+    if !refused {
+        return;
+    }
+    match client.refresh_token().await {
+        Ok(()) => tracing::info!("etcd refused the auth token: authenticated again"),
+        Err(e) => {
+            tracing::warn!(error = %super::error::cause(&e), "etcd refused the auth token and authenticating again failed")
+        }
+    }
+}
+
 /// The bytes of a PEM file, or one line naming it.
 fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, EtcdError> {
     let bytes = std::fs::read(path).map_err(|source| EtcdError::File {
