@@ -22,7 +22,8 @@ step workspace cargo test --workspace --no-fail-fast "$@"
 # The SDKs' fake hosts and the examples' unit tests, in Rust, Python and JavaScript.
 step sdk scripts/test-sdk.sh
 # The etcd matrix: the suites of tests/binary/both_stores/ (the one list) again, by filter.
-# Each server they start gets an etcd of its own; a failure of the first run does not hide
+# Each server they start gets an etcd of its own, over TLS with a client certificate
+# (REACTOR_TEST_STORE=etcd-plain runs them on plain http); a failure of the first run does not hide
 # what this one finds. `--workspace` keeps the features of the build above, so nothing is
 # rebuilt.
 step etcd env REACTOR_TEST_STORE=etcd cargo test --workspace --no-fail-fast --test binary "$@" -- \

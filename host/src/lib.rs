@@ -19,7 +19,7 @@ pub mod store {
     #[cfg(feature = "etcd")]
     pub use reactor_etcd as etcd;
     #[cfg(feature = "etcd")]
-    pub use reactor_etcd::{EtcdStore, EtcdStoreOptions, EtcdUrl};
+    pub use reactor_etcd::{EtcdAuth, EtcdStore, EtcdStoreOptions, EtcdUrl};
     pub use reactor_store::*;
 }
 

@@ -1,7 +1,9 @@
 //! A real etcd: Debian's `etcd` binary on free loopback ports with a temporary data folder,
 //! killed when dropped. Shared by the store tests, the tests that drive servers on etcd and
-//! the benchmarks.
+//! the benchmarks. Plain http, or TLS with client certificates ([`Etcd::start_tls`]): a CA of
+//! its own in `DIR/pki`, and etcd's `--client-cert-auth`.
 
+use crate::pki::Pki;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -16,6 +18,10 @@ pub struct Etcd {
     _temp: Option<tempfile::TempDir>,
     client_port: u16,
     peer_port: u16,
+    /// The plain http port of `/health` (and `/metrics`): the client port may be TLS.
+    metrics_port: u16,
+    /// Over TLS, the certificates of etcd and of its client.
+    pki: Option<Pki>,
 }
 
 fn free_port() -> u16 {
@@ -29,23 +35,39 @@ impl Etcd {
     /// Starts etcd and waits until it reports healthy; panics with its log otherwise.
     pub fn start() -> Etcd {
         let temp = tempfile::tempdir().expect("etcd tempdir");
-        Self::start_at(temp.path().to_owned(), Some(temp))
+        Self::start_at(temp.path().to_owned(), Some(temp), false)
+    }
+
+    /// Starts etcd over TLS with client certificates (`--client-cert-auth`), certificates
+    /// from a new CA: see [`Etcd::pki`] and [`Etcd::serve_flags`].
+    pub fn start_tls() -> Etcd {
+        let temp = tempfile::tempdir().expect("etcd tempdir");
+        Self::start_at(temp.path().to_owned(), Some(temp), true)
     }
 
     /// Starts etcd on the data in `dir` (created if missing), which outlives it: a later
     /// etcd on the same `dir` has the same keys.
     pub fn start_in(dir: PathBuf) -> Etcd {
         std::fs::create_dir_all(&dir).expect("etcd folder");
-        Self::start_at(dir, None)
+        Self::start_at(dir, None, false)
     }
 
-    fn start_at(dir: PathBuf, temp: Option<tempfile::TempDir>) -> Etcd {
+    /// [`Etcd::start_in`] over TLS with client certificates, a new CA each time.
+    pub fn start_tls_in(dir: PathBuf) -> Etcd {
+        std::fs::create_dir_all(&dir).expect("etcd folder");
+        Self::start_at(dir, None, true)
+    }
+
+    fn start_at(dir: PathBuf, temp: Option<tempfile::TempDir>, tls: bool) -> Etcd {
+        let pki = tls.then(|| Pki::generate(&dir.join("pki")));
         let mut etcd = Etcd {
             child: None,
             dir,
             _temp: temp,
             client_port: free_port(),
             peer_port: free_port(),
+            metrics_port: free_port(),
+            pki,
         };
         etcd.launch();
         etcd
@@ -54,6 +76,76 @@ impl Etcd {
     /// `host:port` of the client endpoint.
     pub fn endpoint(&self) -> String {
         format!("127.0.0.1:{}", self.client_port)
+    }
+
+    /// The client endpoint's URL: `https://` over TLS.
+    pub fn client_url(&self) -> String {
+        let scheme = if self.pki.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.endpoint())
+    }
+
+    /// The certificates, over TLS.
+    pub fn pki(&self) -> Option<&Pki> {
+        self.pki.as_ref()
+    }
+
+    /// What `serve` needs besides `--store` to connect: over TLS the CA and the client
+    /// certificate (`--etcd-ca`, `--etcd-cert`, `--etcd-key`), nothing otherwise.
+    pub fn serve_flags(&self) -> Vec<String> {
+        self.pki.as_ref().map(Pki::serve_flags).unwrap_or_default()
+    }
+
+    /// The store's connection settings, as [`Etcd::serve_flags`] gives them to `serve`.
+    pub fn auth(&self) -> reactor_host::store::EtcdAuth {
+        match &self.pki {
+            None => reactor_host::store::EtcdAuth::default(),
+            Some(pki) => reactor_host::store::EtcdAuth {
+                ca: Some(pki.ca.clone()),
+                cert: Some(pki.client.cert.clone()),
+                key: Some(pki.client.key.clone()),
+                ..reactor_host::store::EtcdAuth::default()
+            },
+        }
+    }
+
+    /// Turns etcd's auth on with a `root` user (of the `root` role) whose password is
+    /// `password`. Runs its own runtime on a thread of its own: callable from async tests.
+    pub fn enable_auth(&self, password: &str) {
+        let endpoint = self.client_url();
+        let pki = self.pki.clone();
+        let password = password.to_owned();
+        let enable = move || -> Result<(), etcd_client::Error> {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(etcd_client::Error::IoError)?;
+            runtime.block_on(async {
+                let mut options = etcd_client::ConnectOptions::new()
+                    .with_connect_timeout(Duration::from_secs(5))
+                    .with_timeout(Duration::from_secs(10));
+                if let Some(pki) = &pki {
+                    let read = |p: &PathBuf| std::fs::read(p).expect("certificate file");
+                    options = options.with_tls(
+                        etcd_client::TlsOptions::new()
+                            .ca_certificate(etcd_client::Certificate::from_pem(read(&pki.ca)))
+                            .identity(etcd_client::Identity::from_pem(
+                                read(&pki.client.cert),
+                                read(&pki.client.key),
+                            )),
+                    );
+                }
+                let mut client = etcd_client::Client::connect([endpoint], Some(options)).await?;
+                client.role_add("root").await?;
+                client.user_add("root", password, None).await?;
+                client.user_grant_role("root", "root").await?;
+                client.auth_enable().await?;
+                Ok::<(), etcd_client::Error>(())
+            })
+        };
+        std::thread::spawn(enable)
+            .join()
+            .expect("the auth thread")
+            .unwrap_or_else(|e| panic!("etcd auth enable: {e}; its log: {}", self.log()));
     }
 
     /// The `--store` URL of this etcd, with our objects under `prefix` (e.g. `/reactor`).
@@ -66,8 +158,18 @@ impl Etcd {
     }
 
     fn launch(&mut self) {
-        let client = format!("http://127.0.0.1:{}", self.client_port);
+        let client = self.client_url();
         let peer = format!("http://127.0.0.1:{}", self.peer_port);
+        let metrics = format!("http://127.0.0.1:{}", self.metrics_port);
+        let tls: Vec<String> = match &self.pki {
+            None => Vec::new(),
+            Some(pki) => vec![
+                format!("--cert-file={}", pki.server.cert.display()),
+                format!("--key-file={}", pki.server.key.display()),
+                format!("--trusted-ca-file={}", pki.ca.display()),
+                "--client-cert-auth".to_owned(),
+            ],
+        };
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -81,6 +183,8 @@ impl Etcd {
             .arg(format!("--listen-peer-urls={peer}"))
             .arg(format!("--initial-advertise-peer-urls={peer}"))
             .arg(format!("--initial-cluster=test={peer}"))
+            .arg(format!("--listen-metrics-urls={metrics}"))
+            .args(&tls)
             .arg("--logger=zap")
             .arg("--log-level=warn")
             .stdout(Stdio::null())
@@ -108,7 +212,7 @@ impl Etcd {
     }
 
     fn healthy(&self) -> bool {
-        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.client_port)) else {
+        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.metrics_port)) else {
             return false;
         };
         let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));

@@ -23,21 +23,30 @@ pub struct Host {
 }
 
 /// The backend matrix: with `REACTOR_TEST_STORE=etcd` every server a test starts without
-/// its own `--store` stores in an etcd of its own, kept (by data folder) across restarts.
+/// its own `--store` stores in an etcd of its own, kept (by data folder) across restarts,
+/// over TLS with a client certificate (`--etcd-ca`, `--etcd-cert`, `--etcd-key`);
+/// `REACTOR_TEST_STORE=etcd-plain` runs the same over plain http.
 /// A test of the embedded store's own change log (`--log-retention`) stays on it.
 fn store_for(data: &Path, extra: &[&str]) -> Option<Arc<etcd::Etcd>> {
     static RUNNING: Mutex<BTreeMap<PathBuf, Weak<etcd::Etcd>>> = Mutex::new(BTreeMap::new());
-    if std::env::var("REACTOR_TEST_STORE").as_deref() != Ok("etcd")
-        || extra.contains(&"--store")
-        || extra.contains(&"--log-retention")
-    {
+    let tls = match std::env::var("REACTOR_TEST_STORE").as_deref() {
+        Ok("etcd") => true,
+        Ok("etcd-plain") => false,
+        _ => return None,
+    };
+    if extra.contains(&"--store") || extra.contains(&"--log-retention") {
         return None;
     }
     let mut running = RUNNING.lock();
     if let Some(etcd) = running.get(data).and_then(Weak::upgrade) {
         return Some(etcd);
     }
-    let etcd = Arc::new(etcd::Etcd::start_in(data.with_extension("etcd")));
+    let dir = data.with_extension("etcd");
+    let etcd = Arc::new(if tls {
+        etcd::Etcd::start_tls_in(dir)
+    } else {
+        etcd::Etcd::start_in(dir)
+    });
     running.insert(data.to_owned(), Arc::downgrade(&etcd));
     Some(etcd)
 }
@@ -71,7 +80,11 @@ impl Host {
         let etcd = store_for(data, extra);
         let store: Vec<String> = etcd
             .iter()
-            .flat_map(|e| ["--store".to_owned(), e.url("/reactor")])
+            .flat_map(|e| {
+                let mut args = vec!["--store".to_owned(), e.url("/reactor")];
+                args.extend(e.serve_flags());
+                args
+            })
             .collect();
         let mut args: Vec<&str> = extra.to_vec();
         args.extend(store.iter().map(String::as_str));

@@ -1,7 +1,7 @@
 //! Fixtures shared by reactor-host's integration tests and its benchmarks (never shipped).
 //!
 //! Processes: [`Host`] (`reactor-host serve` and its client commands), [`Agent`]
-//! (`reactor-host agent`), [`Etcd`] (Debian's etcd); the components they load, built from
+//! (`reactor-host agent`), [`Etcd`] (Debian's etcd, plain or over TLS with [`Pki`]'s certificates); the components they load, built from
 //! source ([`built`], [`install`], [`guest`]); stand-ins for the host's parts in process
 //! ([`RecordingHost`], [`Sink`], [`MemStore`]); and polling with a deadline ([`eventually()`],
 //! [`eventually_async`]).
@@ -18,6 +18,7 @@ mod mem_store;
 mod metric;
 mod object;
 mod output;
+mod pki;
 pub mod policy;
 mod recording_host;
 mod sink;
@@ -37,6 +38,7 @@ pub use object::object;
 pub use output::{
     applied_revision, assert_fails_with, assert_usage_error, stderr, stdout, table_rows,
 };
+pub use pki::{CertFiles, Pki};
 pub use policy::THREE;
 pub use recording_host::RecordingHost;
 pub use sink::Sink;

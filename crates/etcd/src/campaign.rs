@@ -3,6 +3,7 @@
 //! back once their work here has drained. When a lease is lost, every shard is dropped, the
 //! fence closes (so in-flight work cannot write) and the replica joins again with a new lease.
 
+use super::auth::renew_token;
 use super::lease::{Membership, keep_alive, register, revoke};
 use super::{EtcdError, EtcdStore, Guard};
 use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
@@ -66,6 +67,9 @@ async fn run(
         let member = match register(&store, &id, ttl).await {
             Ok(member) => member,
             Err(e) => {
+                if let EtcdError::Request(e) = &e {
+                    renew_token(&store.client(), e).await;
+                }
                 tracing::warn!(replica = %id, error = %e, "cannot register with etcd; retrying");
                 tokio::time::sleep(ttl / 4).await;
                 continue;
@@ -93,6 +97,9 @@ async fn balance_forever(store: &EtcdStore, shards: &Shards, id: &str, lease: i6
     let every = (ttl / 4).max(Duration::from_millis(100));
     loop {
         if let Err(e) = balance(store, shards, id, lease).await {
+            if let EtcdError::Request(e) = &e {
+                renew_token(&store.client(), e).await;
+            }
             tracing::warn!(replica = %id, error = %e, "cannot balance shards");
         }
         metrics::gauge!(reactor_core::metrics::REPLICA_SHARDS_OWNED)

@@ -6,11 +6,18 @@ use reactor_store::StoreError;
 pub enum EtcdError {
     #[error("invalid etcd store url {url:?}: {reason}")]
     Url { url: String, reason: String },
-    #[error("cannot reach etcd at {endpoints}: {source}")]
-    Connect {
-        endpoints: String,
-        source: etcd_client::Error,
+    /// The cause is the whole chain of the client's error, in one line.
+    #[error("cannot reach etcd at {endpoints}: {cause}")]
+    Connect { endpoints: String, cause: String },
+    #[error("cannot read the etcd {what} file {}: {source}", path.display())]
+    File {
+        what: &'static str,
+        path: std::path::PathBuf,
+        source: std::io::Error,
     },
+    /// Settings of the connection that do not go together.
+    #[error("{0}")]
+    Config(String),
     #[error("etcd request failed: {0}")]
     Request(#[from] etcd_client::Error),
     #[error("etcd answered without a response header")]
@@ -32,6 +39,43 @@ pub enum EtcdError {
 impl From<EtcdError> for StoreError {
     fn from(e: EtcdError) -> Self {
         StoreError::Backend(e.to_string())
+    }
+}
+
+/// `error` and its sources in one line, each cause once (tonic's transport errors repeat
+/// themselves: "transport error: transport error: …").
+pub fn one_line(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            line = format!("{line}: {text}");
+        }
+        source = cause.source();
+    }
+    line.replace('\n', " ")
+}
+
+/// Why a request of the client failed, in one line: the message of etcd's answer or the
+/// chain of causes of a transport error (a refused connection, a certificate not trusted).
+pub fn cause(error: &etcd_client::Error) -> String {
+    match error {
+        etcd_client::Error::TransportError(e) => one_line(e),
+        etcd_client::Error::GRpcStatus(status) => {
+            let mut line = match status.message() {
+                "" => format!("{:?}", status.code()),
+                message => message.to_owned(),
+            };
+            if let Some(source) = std::error::Error::source(status) {
+                let more = one_line(source);
+                if !line.contains(&more) {
+                    line = format!("{line}: {more}");
+                }
+            }
+            line.replace('\n', " ")
+        }
+        other => other.to_string().replace('\n', " "),
     }
 }
 

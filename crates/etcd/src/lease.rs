@@ -3,6 +3,7 @@
 //! while the lease that made it is alive — how a paused replica's stale writes are refused.
 
 use super::EtcdStore;
+use super::auth::renew_token;
 use super::error::EtcdError;
 use super::write::Guard;
 use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp};
@@ -69,7 +70,8 @@ pub async fn keep_alive(store: &EtcdStore, lease: i64, ttl: Duration) -> EtcdErr
         match answer {
             Ok(Ok(Some(response))) if response.ttl() > 0 => valid_until = deadline(started),
             Ok(Ok(Some(_))) => return EtcdError::Unexpected("the lease expired".into()),
-            Ok(Ok(None)) | Ok(Err(_)) | Err(_) => {}
+            Ok(Err(e)) => renew_token(&client, &e).await,
+            Ok(Ok(None)) | Err(_) => {}
         }
         // Judged by our own clock: past the TTL since the last confirmed keep-alive, etcd may
         // have expired the lease, so this replica must behave as if it had.

@@ -13,6 +13,7 @@
 //! Revisions also move for keys that are not objects (ownership, the token), and etcd's first
 //! revision is 1, not 0.
 
+mod auth;
 mod campaign;
 mod error;
 mod keys;
@@ -22,6 +23,7 @@ mod url;
 mod watch;
 mod write;
 
+pub use auth::EtcdAuth;
 pub use campaign::Replica;
 pub use error::EtcdError;
 pub use keys::Keys;
@@ -30,7 +32,7 @@ pub use url::EtcdUrl;
 pub use write::Guard;
 
 use async_trait::async_trait;
-use error::{is_compacted, revision};
+use error::{cause, is_compacted, revision};
 use etcd_client::{Client, ConnectOptions, GetOptions, WatchOptions};
 use reactor_core::object::{ApplyRequest, Object, Revision, Selector};
 use reactor_store::{
@@ -59,6 +61,8 @@ pub struct EtcdStoreOptions {
     pub max_txn_ops: usize,
     /// The largest etcd request: etcd's `--max-request-bytes` (default 1.5 MiB).
     pub max_request_bytes: usize,
+    /// TLS and etcd's user, for every connection (default: plain http, no user).
+    pub auth: EtcdAuth,
 }
 
 impl Default for EtcdStoreOptions {
@@ -70,6 +74,7 @@ impl Default for EtcdStoreOptions {
             max_object_bytes: reactor_store::DEFAULT_MAX_OBJECT_BYTES,
             max_txn_ops: 128,
             max_request_bytes: 1536 << 10,
+            auth: EtcdAuth::default(),
         }
     }
 }
@@ -96,20 +101,32 @@ impl std::fmt::Debug for EtcdStore {
 }
 
 impl EtcdStore {
-    /// Connects to the cluster named by `url` and checks that it answers.
+    /// Connects to the cluster named by `url` (over TLS, as etcd's user, as `options.auth`
+    /// says) and checks that it answers within `options.connect_timeout`.
     pub async fn connect(url: &EtcdUrl, options: EtcdStoreOptions) -> Result<Self, EtcdError> {
         let connect = ConnectOptions::new()
             .with_connect_timeout(options.connect_timeout)
             // Dead connections are noticed by keep-alives, so a watch on one breaks and resumes.
             .with_keep_alive(Duration::from_secs(5), Duration::from_secs(5))
             .with_keep_alive_while_idle(true);
-        let failed = |source| EtcdError::Connect {
-            endpoints: url.endpoints.join(","),
-            source,
+        let connect = options.auth.apply(connect)?;
+        let endpoints = options.auth.endpoints(&url.endpoints);
+        let failed = |cause: String| EtcdError::Connect {
+            endpoints: endpoints.join(","),
+            cause,
         };
-        let client = Client::connect(&url.endpoints, Some(connect))
+        let timeout = options.connect_timeout;
+        let late = || {
+            failed(format!(
+                "no answer within {}",
+                humantime::format_duration(timeout)
+            ))
+        };
+        // With a user, connecting authenticates: a refused TLS handshake must not hang it.
+        let client = tokio::time::timeout(timeout, Client::connect(&endpoints, Some(connect)))
             .await
-            .map_err(failed)?;
+            .map_err(|_| late())?
+            .map_err(|e| failed(cause(&e)))?;
         let store = Self {
             client,
             keys: Keys::new(&url.prefix),
@@ -117,13 +134,10 @@ impl EtcdStore {
             fence: None,
             recent: Arc::default(),
         };
-        tokio::time::timeout(store.options.connect_timeout, store.current_revision())
+        tokio::time::timeout(timeout, store.current_revision())
             .await
-            .map_err(|_| EtcdError::Connect {
-                endpoints: url.endpoints.join(","),
-                source: etcd_client::Error::Internal("no answer in time".into()),
-            })?
-            .map_err(failed)?;
+            .map_err(|_| late())?
+            .map_err(|e| failed(cause(&e)))?;
         Ok(store)
     }
 

@@ -7,6 +7,7 @@
 //! after it: none of a transaction is lost or sent twice. A response's events also cross to the
 //! reader as one message, so a reader that takes every event ready has whole transactions.
 
+use super::auth::renew_token;
 use super::error::{EtcdError, revision};
 use super::keys::{Keys, decode, decode_value, from_key};
 use etcd_client::{Client, Event, WatchOptions, WatchResponse};
@@ -101,7 +102,10 @@ impl Watch {
             .await
         {
             Ok(stream) => stream,
-            Err(e) => return Ok(End::Broken(e.to_string())),
+            Err(e) => {
+                renew_token(&self.client, &e).await;
+                return Ok(End::Broken(e.to_string()));
+            }
         };
         let mut ticker = tokio::time::interval(self.settings.bookmark_interval);
         ticker.tick().await;
@@ -114,7 +118,10 @@ impl Watch {
                         }
                     }
                     Ok(None) => return Ok(End::Broken("etcd closed the watch stream".into())),
-                    Err(e) => return Ok(End::Broken(e.to_string())),
+                    Err(e) => {
+                        renew_token(&self.client, &e).await;
+                        return Ok(End::Broken(e.to_string()));
+                    }
                 },
                 // etcd 3.4's progress notifications can overtake events of an unsynced
                 // watcher, so bookmarks carry only what this watch has itself delivered.

@@ -10,7 +10,7 @@ use crate::store::embedded::StartCheck;
 use crate::store::{EmbeddedStore, EmbeddedStoreOptions, Store};
 #[cfg(feature = "etcd")]
 use crate::store::{
-    EtcdStore, EtcdStoreOptions, EtcdUrl, Shards,
+    EtcdAuth, EtcdStore, EtcdStoreOptions, EtcdUrl, Shards,
     etcd::{Replica, share_ca, share_token},
 };
 
@@ -93,6 +93,21 @@ pub struct ServeArgs {
     /// On etcd: the etcd server's `--max-request-bytes`, checked the same way.
     #[arg(long, default_value_t = 1536 << 10)]
     pub etcd_max_request_bytes: usize,
+    /// On etcd over TLS: the CA (PEM) that signed etcd's server certificate. With it the
+    /// endpoints are `https://` and etcd's certificate must be signed by this CA.
+    #[arg(long, value_name = "FILE")]
+    pub etcd_ca: Option<PathBuf>,
+    /// On etcd over TLS: the client certificate (PEM) to present to an etcd started with
+    /// `--client-cert-auth`; with --etcd-key and --etcd-ca.
+    #[arg(long, value_name = "FILE")]
+    pub etcd_cert: Option<PathBuf>,
+    /// On etcd over TLS: the private key (PEM) of --etcd-cert.
+    #[arg(long, value_name = "FILE")]
+    pub etcd_key: Option<PathBuf>,
+    /// On etcd with auth enabled: the etcd user. Its password is read from the environment
+    /// variable REACTOR_ETCD_PASSWORD (never a flag: command lines are visible to every user).
+    #[arg(long, value_name = "NAME")]
+    pub etcd_user: Option<String>,
     /// The most writes one callback may make: each `publish`, `unpublish`, `store.apply`,
     /// `store.delete` and `set-status` that changes something counts one. They commit in one
     /// transaction when it returns; one write more fails the callback, keeping none of them.
@@ -114,6 +129,49 @@ pub struct ServeArgs {
     /// answer warns when no reactor knows the kind either).
     #[arg(long)]
     pub strict_kinds: bool,
+}
+
+/// The environment variable `--etcd-user`'s password is read from.
+pub const ETCD_PASSWORD_VAR: &str = "REACTOR_ETCD_PASSWORD";
+
+/// The connection flags of etcd (`--etcd-ca`, `--etcd-cert`, `--etcd-key`, `--etcd-user`),
+/// checked before anything starts: each needs an etcd store, a certificate its key (and the
+/// reverse) and the CA, a user its password in the environment. One line each.
+fn check_etcd_flags(args: &ServeArgs, password: Option<&str>) -> anyhow::Result<()> {
+    let given = [
+        ("--etcd-ca", args.etcd_ca.is_some()),
+        ("--etcd-cert", args.etcd_cert.is_some()),
+        ("--etcd-key", args.etcd_key.is_some()),
+        ("--etcd-user", args.etcd_user.is_some()),
+    ];
+    if args.store.is_none()
+        && let Some((flag, _)) = given.iter().find(|(_, set)| *set)
+    {
+        anyhow::bail!(
+            "{flag} is for an etcd store: the store is the embedded one (add --store etcd://host:port)"
+        );
+    }
+    match (&args.etcd_cert, &args.etcd_key) {
+        (Some(_), None) => anyhow::bail!("--etcd-cert needs --etcd-key (its private key)"),
+        (None, Some(_)) => anyhow::bail!("--etcd-key needs --etcd-cert (its certificate)"),
+        (Some(_), Some(_)) if args.etcd_ca.is_none() => {
+            anyhow::bail!("--etcd-cert needs --etcd-ca (the CA of etcd's server certificate: TLS)")
+        }
+        _ => {}
+    }
+    if let Some(user) = &args.etcd_user
+        && password.is_none()
+    {
+        anyhow::bail!(
+            "--etcd-user {user} needs its password in the environment variable {ETCD_PASSWORD_VAR}"
+        );
+    }
+    Ok(())
+}
+
+/// The etcd password from the environment; `None` when unset or not text.
+fn etcd_password() -> Option<String> {
+    std::env::var(ETCD_PASSWORD_VAR).ok()
 }
 
 fn parse_rate(text: &str) -> Result<f64, String> {
@@ -168,6 +226,7 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
         ],
     )?;
     args.data = global.data_or("./data");
+    check_etcd_flags(&args, etcd_password().as_deref())?;
     let max_writes = callback_writes(&args)?;
     // Count the loads of the components found at start (compiled or from the cache).
     crate::api::server::install_metrics();
@@ -341,6 +400,14 @@ async fn open_etcd(
         max_object_bytes: args.max_object_bytes,
         max_txn_ops: args.etcd_max_txn_ops,
         max_request_bytes: args.etcd_max_request_bytes,
+        auth: EtcdAuth {
+            ca: args.etcd_ca.clone(),
+            cert: args.etcd_cert.clone(),
+            key: args.etcd_key.clone(),
+            user: args.etcd_user.clone(),
+            // Only with a user: the variable may be set for other programs.
+            password: args.etcd_user.as_ref().and_then(|_| etcd_password()),
+        },
         ..EtcdStoreOptions::default()
     };
     let store = EtcdStore::connect(&url, options).await?;
@@ -437,5 +504,52 @@ mod tests {
         );
         let error = limit(&["--max-callback-writes", "0"]).expect_err("zero");
         assert!(error.contains("not a number of writes above 0"), "{error}");
+    }
+
+    /// Why `serve ARGS` refuses its etcd flags, with `password` in the environment.
+    fn etcd_flags(args: &[&str], password: Option<&str>) -> Result<(), String> {
+        let cli = Cli::try_parse_from(std::iter::once("serve").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        check_etcd_flags(&cli.serve, password).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn etcd_flags_need_etcd_a_certificate_its_key_and_a_user_its_password() {
+        let etcd = ["--store", "etcd://127.0.0.1:2379"];
+        let tls = [&etcd[..], &["--etcd-ca", "ca.pem"]].concat();
+        assert_eq!(etcd_flags(&tls, None), Ok(()));
+        let both = [&tls[..], &["--etcd-cert", "c.pem", "--etcd-key", "k.pem"]].concat();
+        assert_eq!(etcd_flags(&both, None), Ok(()));
+        let cases: [(&[&str], &str); 6] = [
+            (
+                &["--etcd-ca", "ca.pem"],
+                "--etcd-ca is for an etcd store: the store is the embedded one (add --store etcd://host:port)",
+            ),
+            (
+                &["--etcd-user", "root"],
+                "--etcd-user is for an etcd store: the store is the embedded one (add --store etcd://host:port)",
+            ),
+            (
+                &[&tls[..], &["--etcd-cert", "c.pem"]].concat(),
+                "--etcd-cert needs --etcd-key (its private key)",
+            ),
+            (
+                &[&tls[..], &["--etcd-key", "k.pem"]].concat(),
+                "--etcd-key needs --etcd-cert (its certificate)",
+            ),
+            (
+                &[&etcd[..], &["--etcd-cert", "c.pem", "--etcd-key", "k.pem"]].concat(),
+                "--etcd-cert needs --etcd-ca (the CA of etcd's server certificate: TLS)",
+            ),
+            (
+                &[&etcd[..], &["--etcd-user", "root"]].concat(),
+                "--etcd-user root needs its password in the environment variable REACTOR_ETCD_PASSWORD",
+            ),
+        ];
+        for (args, expected) in cases {
+            assert_eq!(etcd_flags(args, None), Err(expected.to_owned()), "{args:?}");
+        }
+        let user = [&etcd[..], &["--etcd-user", "root"]].concat();
+        assert_eq!(etcd_flags(&user, Some("pw")), Ok(()));
     }
 }
