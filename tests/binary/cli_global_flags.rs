@@ -22,7 +22,8 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
 #[test]
 fn client_flags_before_and_after_the_subcommand() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let host = Host::start(&tmp.path().join("data"), &[]);
+    // Plain HTTP: this is about where flags go; TLS is tested in both_stores::trust.
+    let host = Host::start(&tmp.path().join("data"), &["--insecure-http"]);
     let token = host.token();
     let token_file = host.data.join("token");
     let token_file = token_file.to_str().expect("utf-8");

@@ -6,10 +6,14 @@ use reactor_testkit::{Agent, eventually, reactor_host_bin, stderr, stdout};
 use std::process::{Command, Output};
 
 /// `reactor-host ARGS` with the token in the environment, as the README passes it.
+/// The CA of the server the test started (it also issued the agent's API certificate).
+static CA: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
 fn run(token: &str, args: &[&str]) -> Output {
     Command::new(reactor_host_bin())
         .args(args)
         .env("REACTOR_TOKEN", token)
+        .env("REACTOR_CA", CA.get().expect("the server's CA"))
         .env_remove("REACTOR_AGENT")
         .output()
         .expect("reactor-host runs")
@@ -19,6 +23,7 @@ fn run(token: &str, args: &[&str]) -> Output {
 fn flags_after_the_subcommand_and_descriptors_as_a_table() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let host = policy_host(tmp.path(), &[]);
+    let _ = CA.set(host.data.join("ca.crt"));
     let agent = Agent::with_descriptors(
         &host,
         tmp.path(),

@@ -16,13 +16,16 @@ const REMEMBER: Duration = Duration::from_secs(10);
 /// Answers remembered at most: a caller sending fresh tokens cannot grow the agent's memory.
 const MAX_REMEMBERED: usize = 256;
 
+/// The server's answer about a token (`Err`: why it may not call the API), and when.
+type Answer = (Instant, Result<(), String>);
+
 /// Asks the server who a token is.
 #[derive(Clone)]
 pub struct Reviewer {
     server: String,
     ca_pem: Option<Arc<str>>,
     /// The server's answers, by the hash of the token asked about.
-    remembered: Arc<parking_lot::Mutex<HashMap<String, (Instant, Result<(), String>)>>>,
+    remembered: Arc<parking_lot::Mutex<HashMap<String, Answer>>>,
 }
 
 impl Reviewer {

@@ -119,7 +119,7 @@ pub async fn healthz(
     }
     let mut text = format!("store damaged: {} problem(s) found\n", health.found);
     // What was found names objects: only a caller with the token is told.
-    if super::auth::bearer(&headers).is_some_and(|t| state.auth.is_admin_token(t)) {
+    if state.auth.admin_in(&headers) {
         for problem in &health.problems {
             text.push_str(&format!("problem: {problem}\n"));
         }

@@ -40,11 +40,11 @@ pub struct ClientArgs {
     #[arg(long, global = true, value_name = "URL")]
     pub agent: Option<String>,
     /// The client file (a kubeconfig: server, CA, token) [env: REACTOR_KUBECONFIG]
-    /// [default: <data>/kubeconfig, written by serve].
+    /// [default: DATA/kubeconfig, written by serve].
     #[arg(long, global = true, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// The CA certificate (PEM) to check the server's and agents' certificates against
-    /// [env: REACTOR_CA] [default: the client file's, else <data>/ca.crt].
+    /// [env: REACTOR_CA] [default: the client file's, else DATA/ca.crt].
     #[arg(long, global = true, value_name = "FILE")]
     pub ca: Option<PathBuf>,
 }

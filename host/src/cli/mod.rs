@@ -54,7 +54,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the API, the store and the controllers.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Create or update objects from YAML or JSON documents (all or nothing).
     Apply(apply::ApplyArgs),
     /// Show objects of a kind, or one object.
@@ -131,7 +131,7 @@ impl Command {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let global = &cli.global;
     match cli.command {
-        Command::Serve(args) => serve::run(args, global).await,
+        Command::Serve(args) => serve::run(*args, global).await,
         Command::Apply(args) => apply::run(args, global).await,
         Command::Get(args) => get::run(args, global).await,
         Command::Delete(args) => delete::run(args, global).await,

@@ -19,7 +19,7 @@ pub struct TlsArgs {
     /// demo or a TLS-terminating proxy only; the server says so at start.
     #[arg(long)]
     pub insecure_http: bool,
-    /// The server's certificate chain (PEM) instead of one made from <data>/ca.crt; read again
+    /// The server's certificate chain (PEM) instead of one made from DATA/ca.crt; read again
     /// when the file changes.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,

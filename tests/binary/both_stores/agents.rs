@@ -232,14 +232,19 @@ fn agents_without_the_token_get_nothing() {
             .args(["agent", "--id", "intruder", "--server", &host.url])
             .arg("--data")
             .arg(tmp.path().join("intruder"))
+            .arg("--ca")
+            .arg(host.data.join("ca.crt"))
             .env_remove("REACTOR_TOKEN");
         if let Some(token) = token {
             command.args(["--token", token]);
         }
         command.output().expect("agent runs")
     };
-    assert_fails_with(&run(Some("wrong")), &["refused the agent's token"]);
-    assert_fails_with(&run(None), &["needs the server's token"]);
+    assert_fails_with(
+        &run(Some("wrong")),
+        &["refused the agent's credential: invalid API token"],
+    );
+    assert_fails_with(&run(None), &["the agent needs a credential: --join TOKEN"]);
     assert!(
         agent_view(&host, "intruder").is_none(),
         "a refused agent is not registered"

@@ -176,6 +176,7 @@ fn the_token_is_required_and_private() {
     }
     let elsewhere = tmp.path().join("elsewhere");
     let out = std::process::Command::new(reactor_testkit::reactor_host_bin())
+        .env("REACTOR_CA", host.data.join("ca.crt"))
         .args(["get", "Policy", "--server", &host.url, "--data"])
         .arg(&elsewhere)
         .env_remove("REACTOR_TOKEN")
@@ -183,11 +184,13 @@ fn the_token_is_required_and_private() {
         .expect("runs");
     assert_fails_with(&out, &["missing API token", "--token"]);
     let out = std::process::Command::new(reactor_testkit::reactor_host_bin())
+        .env("REACTOR_CA", host.data.join("ca.crt"))
         .args(["get", "Policy", "--server", &host.url, "--token", "wrong"])
         .output()
         .expect("runs");
     assert_fails_with(&out, &["invalid API token"]);
     let out = std::process::Command::new(reactor_testkit::reactor_host_bin())
+        .env("REACTOR_CA", host.data.join("ca.crt"))
         .args(["get", "Policy", "--server", &host.url, "--data"])
         .arg(&elsewhere)
         .env("REACTOR_TOKEN", host.token())

@@ -42,6 +42,11 @@ impl Auth {
         }
     }
 
+    /// Whether a request with `headers` presents the bootstrap admin token.
+    pub fn admin_in(&self, headers: &axum::http::HeaderMap) -> bool {
+        bearer(headers).is_some_and(|token| self.is_admin_token(token))
+    }
+
     /// Whether `token` is the bootstrap admin token.
     pub fn is_admin_token(&self, token: &str) -> bool {
         constant_time_eq(token.as_bytes(), self.admin_token.as_bytes())
