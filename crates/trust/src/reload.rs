@@ -76,6 +76,11 @@ impl ReloadingCert {
         Ok(cert)
     }
 
+    /// The certificate served now.
+    pub fn current(&self) -> Arc<CertifiedKey> {
+        self.current.load_full()
+    }
+
     /// Reads the files again if they changed; a pair that does not load leaves the old one
     /// served (and says why).
     pub fn refresh(&self) {
@@ -119,4 +124,49 @@ pub fn server_config(cert: Arc<ReloadingCert>) -> Result<rustls::ServerConfig, r
     .with_cert_resolver(cert);
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pki::{Ca, Usage, write_private};
+
+    fn issue(files: &CertFiles, ca: &Ca, name: &str) {
+        let issued = ca
+            .issue(name, &["localhost".into()], Usage::Server)
+            .expect("issue");
+        write_private(&files.key, &issued.key_pem).expect("key");
+        write_private(&files.cert, &issued.cert_pem).expect("cert");
+    }
+
+    #[tokio::test]
+    async fn files_replaced_are_served_and_a_broken_pair_keeps_the_last() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ca = Ca::generate("test CA").expect("ca");
+        let files = CertFiles {
+            cert: dir.path().join("server.crt"),
+            key: dir.path().join("server.key"),
+        };
+        issue(&files, &ca, "first");
+        // Polled every hour: the test reads again by hand.
+        let cert = ReloadingCert::watch(files.clone(), Duration::from_secs(3600)).expect("loads");
+        let first = cert.current().cert[0].clone();
+        cert.refresh();
+        assert_eq!(
+            cert.current().cert[0],
+            first,
+            "unchanged files are not read again"
+        );
+        issue(&files, &ca, "second");
+        cert.refresh();
+        let second = cert.current().cert[0].clone();
+        assert_ne!(second, first, "the replaced certificate is served");
+        std::fs::write(&files.key, "not a key").expect("break");
+        cert.refresh();
+        assert_eq!(
+            cert.current().cert[0],
+            second,
+            "a broken pair leaves the last one served"
+        );
+    }
 }

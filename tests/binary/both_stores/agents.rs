@@ -387,12 +387,14 @@ fn metrics_tell_agents_their_items_and_components_states() {
     let _edge = Agent::start(&host, tmp.path(), "edge-1", &["role=edge"]);
     apply(&host, &policy("web", "edge", &["a", "b"]));
     let series = |metrics: &str, s: &str| reactor_testkit::metric(metrics, s);
+    // Applied both items, and heartbeating (its first beat may come before it registered).
     let metrics = eventually("the agent applied both items", 30, || {
         let metrics = host.metrics();
         (series(
             &metrics,
             "reactor_agent_items{agent=\"edge-1\",state=\"applied\"}",
-        ) == Some(2.0))
+        ) == Some(2.0)
+            && series(&metrics, "reactor_agents{state=\"connected\"}") == Some(1.0))
         .then_some(metrics)
     });
     assert_eq!(

@@ -319,10 +319,13 @@ fn agents_act_only_as_themselves_and_revocation_ends_their_feed() {
             );
         }
         // A feed open as itself ends as soon as it is revoked, and it is refused afterwards.
+        let items = as_agent("get", "/v1/nimbus/items?agent=a1".into(), None).await;
+        assert_eq!(items.status, 200, "{}", items.body);
+        let from = serde_json::from_str::<Value>(&items.body).expect("JSON")["revision"].clone();
         let response = http
             .post(format!("{}/v1/nimbus/watch", host.url))
             .bearer_auth(&token)
-            .json(&json!({"agent": "a1", "from": 0}))
+            .json(&json!({"agent": "a1", "from": from}))
             .send()
             .await
             .expect("feed");
