@@ -270,20 +270,18 @@ impl Host {
         for label in labels {
             args.extend(["--label", label]);
         }
-        let out = self.cli(&args);
-        assert!(out.status.success(), "token create: {}", stderr(&out));
-        stdout(&out)
-            .lines()
-            .last()
-            .expect("the token on the last line")
-            .trim()
-            .to_owned()
+        self.printed_token(&args)
     }
 
     /// A new user with `role`, and its token (`user create`).
     pub fn user(&self, name: &str, role: &str) -> String {
-        let out = self.cli(&["user", "create", name, "--role", role]);
-        assert!(out.status.success(), "user create: {}", stderr(&out));
+        self.printed_token(&["user", "create", name, "--role", role])
+    }
+
+    /// Runs a command that prints a token on its last line, and answers the token.
+    fn printed_token(&self, args: &[&str]) -> String {
+        let out = self.cli(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
         stdout(&out)
             .lines()
             .last()
