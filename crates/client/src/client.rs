@@ -389,6 +389,15 @@ impl Client {
             .await
     }
 
+    /// Removes agent `id`: its registration and its reports.
+    pub async fn remove_agent(&self, id: &str) -> Result<(), ClientError> {
+        let path = format!("/v1/agents/{id}");
+        let _: Value = self
+            .json(self.request(reqwest::Method::DELETE, &path))
+            .await?;
+        Ok(())
+    }
+
     /// The items meant for `agent` now.
     pub async fn agent_items(&self, agent: &str) -> Result<Snapshot, ClientError> {
         self.json(

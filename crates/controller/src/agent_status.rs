@@ -74,6 +74,12 @@ impl ReportRelay {
         self.queue.shut_down();
     }
 
+    /// Rolls up `owner`'s propagation again, with no report to hand over (an agent it
+    /// counted is gone).
+    pub fn roll_up_later(&self, owner: ObjectKey) {
+        self.queue.add(owner);
+    }
+
     /// Works the queue until it shuts down; `reactor` gives the version serving now.
     pub async fn work(&self, context: &EngineContext, reactor: impl Fn() -> Arc<dyn Reactor>) {
         while let Some(owner) = self.queue.next().await {

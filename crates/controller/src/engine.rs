@@ -3,6 +3,7 @@
 //! re-reconciles the objects it watches), detaches it when the component goes.
 
 use super::Reflector;
+use super::agents_gone::{self, RollUp};
 use super::context::EngineContext;
 use super::locks::ObjectLocks;
 use super::options::ControllerOptions;
@@ -33,7 +34,15 @@ pub struct Engine {
     versions: Mutex<BTreeMap<String, String>>,
     /// The items' and agents' caches, held as long as the engine: roll-ups of agents'
     /// reports read them.
-    _caches: Vec<Arc<Reflector>>,
+    caches: Vec<Arc<Reflector>>,
+}
+
+impl RollUp for Engine {
+    fn roll_up(&self, component: &str, owner: ObjectKey) {
+        if let Some(attached) = self.attached().get(component) {
+            attached.controller.roll_up_propagation(owner);
+        }
+    }
 }
 
 impl ReportSink for Engine {
@@ -71,7 +80,7 @@ impl Engine {
         locks: ObjectLocks,
     ) -> Arc<Self> {
         let context = EngineContext::new(store, locks);
-        let caches = [ITEM_KIND, AGENT_KIND]
+        let caches: Vec<Arc<Reflector>> = [ITEM_KIND, AGENT_KIND]
             .iter()
             .filter_map(|kind| context.reflectors.acquire(kind))
             .collect();
@@ -81,11 +90,16 @@ impl Engine {
             tuning: Mutex::new(BTreeMap::new()),
             attached: Mutex::new(BTreeMap::new()),
             versions: Mutex::new(BTreeMap::new()),
-            _caches: caches,
+            caches,
         });
         // Agents' reports reach the controllers from the report book.
         let sink: Arc<dyn ReportSink> = engine.clone();
         engine.context.reports.set_sink(Arc::downgrade(&sink));
+        // An agent gone stops counting in the propagation of the owners it was pending for.
+        if let [items, agents] = &engine.caches[..] {
+            let target: Arc<dyn RollUp> = engine.clone();
+            agents_gone::follow(agents, items.clone(), Arc::downgrade(&target));
+        }
         engine
     }
 

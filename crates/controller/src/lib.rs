@@ -4,6 +4,7 @@
 
 mod admission;
 mod agent_status;
+mod agents_gone;
 mod attachment;
 mod collector;
 mod context;

@@ -141,6 +141,11 @@ impl Reconciler {
         self.run.relay.offer(owner, report);
     }
 
+    /// Rolls up the propagation of `owner`, one of whose items went to an agent now gone.
+    pub fn roll_up_propagation(&self, owner: ObjectKey) {
+        self.run.relay.roll_up_later(owner);
+    }
+
     /// What its queue holds (see [`WorkQueue::activity`]).
     pub fn activity(&self) -> QueueActivity<ObjectKey> {
         self.run.queue.activity()

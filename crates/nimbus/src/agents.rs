@@ -15,14 +15,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub use reactor_core::agent_view::AgentView;
 
-fn now_ms() -> u64 {
+/// The time now, in ms since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
 }
 
-fn check_id(id: &str) -> Result<(), NimbusError> {
+pub(crate) fn check_id(id: &str) -> Result<(), NimbusError> {
     validate_name(id).map_err(|e| NimbusError::Invalid(format!("agent id {id:?}: {e}")))
 }
 
@@ -66,6 +67,17 @@ pub async fn heartbeat(store: &dyn Store, id: &str, ttl: Duration) -> Result<(),
     let status = json!({"lastSeenMs": now_ms(), "ttlMs": ttl.as_millis() as u64});
     store.set_status(AGENT_KIND, id, status, None).await?;
     Ok(())
+}
+
+/// When `agent` was last seen, in ms since the Unix epoch: its last heartbeat, or its
+/// registration when it never sent one.
+pub(crate) fn last_seen_ms(agent: &Object) -> Option<u64> {
+    if let Some(seen) = agent.status.get("lastSeenMs").and_then(|v| v.as_u64()) {
+        return Some(seen);
+    }
+    let created = humantime::parse_rfc3339_weak(&agent.meta.created).ok()?;
+    let since = created.duration_since(UNIX_EPOCH).ok()?;
+    u64::try_from(since.as_millis()).ok()
 }
 
 /// The labels of a registered agent.

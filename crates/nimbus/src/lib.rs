@@ -12,6 +12,7 @@ mod items;
 mod kinds;
 mod orphans;
 mod propagation;
+mod removal;
 mod report_book;
 mod reporter;
 mod reports;
@@ -28,6 +29,10 @@ pub use items::{
 pub use kinds::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
 pub use orphans::{sweep as sweep_orphans, sweep_every as sweep_orphans_every};
 pub use propagation::{Propagation, propagation};
+pub use removal::{
+    remove as remove_agent, remove_unseen, remove_unseen_every, remove_unseen_with,
+    unseen_check_interval,
+};
 pub use report_book::{ReportBook, ReportSink};
 pub use reporter::Reporter;
 pub use reports::{AgentReport, ReportState, Sheet, SheetEntry, forget_reports, sheets_of};

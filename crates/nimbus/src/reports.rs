@@ -340,6 +340,38 @@ pub async fn forget_unheld(
     Ok(())
 }
 
+/// Withdraws every report of `agent` (an agent removed): each of its sheets is emptied first,
+/// handed to `written` (so the owners' reactors hear each report as `removed`), then deleted
+/// unless it changed meanwhile (the agent reported again: it is back).
+pub async fn withdraw_agent(
+    store: &dyn Store,
+    agent: &str,
+    written: &(dyn Fn(String, Revision, Sheet) + Sync),
+) -> Result<(), NimbusError> {
+    forget_unheld(store, agent, &|_| true, written).await?;
+    let selector = Selector::from_labels(&BTreeMap::from([(
+        AGENT_LABEL.to_owned(),
+        agent.to_owned(),
+    )]));
+    let listing = store.list(REPORT_KIND, &selector).await?;
+    for object in listing.items {
+        let empty =
+            Sheet::from_object(&object).is_some_and(|s| s.agent == agent && s.items.is_empty());
+        if !empty {
+            continue;
+        }
+        match store
+            .delete(REPORT_KIND, &object.name, Some(object.meta.revision))
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if e.is_conflict() || matches!(e.root(), StoreError::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
 /// The items behind `keys` that still exist.
 async fn owners_of(
     store: &dyn Store,

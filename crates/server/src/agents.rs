@@ -89,6 +89,32 @@ fn show_labels(labels: &std::collections::BTreeMap<String, String>) -> String {
         .join(",")
 }
 
+/// Removes a decommissioned agent: its `Agent` object goes and its reports on items are
+/// withdrawn (the owners' reactors hear them as `removed`; their propagation stops counting
+/// it). An agent still running that registers again comes back as a new one.
+#[utoipa::path(
+    operation_id = "removeAgent",
+    delete,
+    path = "/v1/agents/{id}",
+    tag = "agents",
+    params(AgentPath),
+    responses((status = 200, description = "`{}`: the agent is removed", body = Object), Refused)
+)]
+pub async fn remove(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    nimbus::remove_agent(state.store.as_ref(), &state.reports, &id)
+        .await
+        .map_err(|e| match e {
+            NimbusError::Store(StoreError::NotFound { .. }) => {
+                ApiError::not_found(format!("agent {id} is not registered"))
+            }
+            e => e.into(),
+        })?;
+    Ok(Json(serde_json::json!({})))
+}
+
 /// The agent is alive: it counts as connected for `ttlMs`.
 #[utoipa::path(
     operation_id = "heartbeat",

@@ -221,7 +221,7 @@ fn router(state: AppState, max_request_bytes: usize) -> Result<Router, ServeErro
         .routes(routes!(logs::lines))
         .routes(routes!(events::list))
         .routes(routes!(agents::list))
-        .routes(routes!(agents::register))
+        .routes(routes!(agents::register, agents::remove))
         .routes(routes!(agents::heartbeat))
         .routes(routes!(agents::items))
         .routes(routes!(agents::feed))

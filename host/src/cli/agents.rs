@@ -1,13 +1,17 @@
-//! `reactor-host agents`: every registered agent, connected or not, and what it applied.
+//! `reactor-host agents`: every registered agent, connected or not, and what it applied;
+//! `agents remove ID` removes a decommissioned one.
 
 use super::client_args::{ClientArgs, explain};
 use super::output::{Output, parse_output};
 use super::table::render;
-use clap::Args;
+use clap::{Args, Subcommand};
 use std::time::{Duration, UNIX_EPOCH};
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct AgentsArgs {
+    #[command(subcommand)]
+    pub command: Option<AgentsCommand>,
     /// table, json, yaml, or jsonpath=TEMPLATE.
     #[arg(short = 'o', long, value_parser = parse_output, default_value = "table")]
     pub output: Output,
@@ -16,7 +20,23 @@ pub struct AgentsArgs {
     pub json: bool,
 }
 
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// Remove a decommissioned agent: its registration goes, and its reports are withdrawn
+    /// (the owners' reactors hear them as `removed`; `status.propagation` stops counting it).
+    /// An agent still running that registers again comes back as a new one.
+    Remove {
+        /// The agent's id.
+        id: String,
+    },
+}
+
 pub async fn run(args: AgentsArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    if let Some(AgentsCommand::Remove { id }) = args.command {
+        global.client()?.remove_agent(&id).await.map_err(explain)?;
+        println!("agent {id} removed");
+        return Ok(());
+    }
     let agents = global.client()?.agents().await.map_err(explain)?;
     let output = if args.json { Output::Json } else { args.output };
     if let Some(text) = output.render(&agents)? {

@@ -125,6 +125,11 @@ pub struct ServeArgs {
     /// Also at start.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub orphan_sweep_interval: Duration,
+    /// Remove the agents not seen for this long (no heartbeat, e.g. `1h`), as `agents remove`
+    /// does: their registration and their reports go. Off by default. Checked every tenth of
+    /// it (within 1s and 1m); with replicas, each agent is removed by one of them.
+    #[arg(long, value_parser = parse_after)]
+    pub remove_agents_after: Option<Duration>,
     /// Refuse applies of kinds that have no Kind object (by default they are stored, and the
     /// answer warns when no reactor knows the kind either).
     #[arg(long)]
@@ -180,6 +185,14 @@ fn parse_rate(text: &str) -> Result<f64, String> {
         _ => Err(format!(
             "{text:?} is not a rate above 0 (objects per second)"
         )),
+    }
+}
+
+fn parse_after(text: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(text) {
+        Ok(after) if !after.is_zero() => Ok(after),
+        Ok(_) => Err(format!("{text:?} is not a duration above 0")),
+        Err(e) => Err(format!("{text:?} is not a duration such as 1h: {e}")),
     }
 }
 
@@ -295,6 +308,13 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
         store.clone(),
         args.orphan_sweep_interval.max(Duration::from_millis(100)),
     ));
+    let removing = args.remove_agents_after.map(|after| {
+        tokio::spawn(crate::nimbus::remove_unseen_every(
+            store.clone(),
+            engine.context().reports.clone(),
+            after,
+        ))
+    });
 
     let server = Server::bind(ServerConfig {
         listen: args.listen.clone(),
@@ -343,6 +363,9 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     tracing::info!("shutting down");
     let _ = stop_tx.send(());
     sweeping.abort();
+    if let Some(removing) = removing {
+        removing.abort();
+    }
     // Open watch streams never end by themselves: give the rest a moment, then stop.
     if let Some(replica) = replica {
         #[cfg(feature = "etcd")]

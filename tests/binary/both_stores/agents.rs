@@ -176,6 +176,71 @@ fn an_item_no_longer_meant_for_an_agent_leaves_its_count() {
     });
 }
 
+/// A decommissioned agent is removed by hand: it leaves `agents`, the reactor hears its
+/// reports as `removed`, and the owner's propagation counts only the agents left (a dead
+/// agent that never reported, and so was pending, included).
+#[test]
+fn a_removed_agent_leaves_the_list_and_the_owners_propagation() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = policy_host(tmp.path(), &[]);
+    let live = Agent::start(&host, tmp.path(), "web-1", &["role=web"]);
+    let mut dead = Agent::start(&host, tmp.path(), "web-2", &["role=web"]);
+    // Registered, never running: it never reports.
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let labels = std::collections::BTreeMap::from([("role".to_owned(), "web".to_owned())]);
+    runtime
+        .block_on(host.client().register_agent("ghost", labels))
+        .expect("register");
+    apply(&host, &policy("p", "web", &["a", "b"]));
+    converges(&live, &keys("p", &["a", "b"]));
+    converges(&dead, &keys("p", &["a", "b"]));
+    eventually("both agents counted, ghost pending", 30, || {
+        let status = host.object("Policy", "p")?["status"].clone();
+        let p = &status["propagation"];
+        (status["agents"]["web-2"] == 2
+            && p["updated"] == 2
+            && p["pending"] == 1
+            && p["pendingAgents"] == serde_json::json!(["ghost"]))
+        .then_some(())
+    });
+
+    dead.kill9();
+    for id in ["web-2", "ghost"] {
+        let out = host.cli(&["agents", "remove", id]);
+        assert!(
+            out.status.success(),
+            "remove: {}",
+            reactor_testkit::stderr(&out)
+        );
+        assert_eq!(stdout(&out).trim(), format!("agent {id} removed"));
+    }
+    // The reactor heard web-2's reports as `removed`; only web-1 counts, nobody is pending.
+    eventually("only web-1 counts", 30, || {
+        let status = host.object("Policy", "p")?["status"].clone();
+        let p = &status["propagation"];
+        (status["agents"]["web-2"] == 0
+            && p["updated"] == 1
+            && p["pending"] == 0
+            && p["pendingAgents"].is_null())
+        .then_some(())
+    });
+    let ids: Vec<Value> = agents_json(&host).iter().map(|a| a["id"].clone()).collect();
+    assert_eq!(ids, vec![serde_json::json!("web-1")]);
+    // The next generation counts web-1 alone too.
+    apply(&host, &policy("p", "web", &["a", "c"]));
+    converges(&live, &keys("p", &["a", "c"]));
+    eventually("generation 2 counts web-1 alone", 30, || {
+        let p = host.object("Policy", "p")?["status"]["propagation"].clone();
+        (p["generation"] == 2 && p["updated"] == 1 && p["pending"] == 0).then_some(())
+    });
+
+    // An agent not registered: one line naming it.
+    assert_fails_with(
+        &host.cli(&["agents", "remove", "web-2"]),
+        &["agent web-2 is not registered"],
+    );
+}
+
 #[test]
 fn a_stopped_agent_does_not_hold_back_the_others_and_converges_when_continued() {
     let tmp = tempfile::tempdir().expect("tempdir");
