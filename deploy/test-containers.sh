@@ -89,24 +89,26 @@ await 30 "etcd" logs_say etcd "ready to serve client requests"
 replica() {
     start "replica-$1" "replica-$1" reactor -- -v "$work/components:/components:ro" "$HOST_IMAGE" \
         serve --listen 0.0.0.0:7800 --data /var/lib/reactor --components /components \
-        --store etcd://etcd:2379 --replica-id "$1" --lease-ttl 5s --insecure-http
-    await 60 "replica $1 to listen" logs_say "replica-$1" "reactor-host listening on"
+        --store etcd://etcd:2379 --replica-id "$1" --lease-ttl 5s --tls-san reactor
+    await 60 "replica $1 to listen" logs_say "replica-$1" "reactor-host listening on https://"
 }
+# TLS: the first replica makes the cluster's CA and stores it in etcd, the second adopts it;
+# each issues its own server certificate, valid for its alias and for `reactor`.
 replica a
-# Plain HTTP and the shared admin token for now: TLS with per-agent join tokens in the
-# containers is not done yet (the binary's default is TLS; see README, Security).
-# The replicas share one token through etcd; the agents and the CLI get it by environment.
-REACTOR_TOKEN="$(pm exec "$run-replica-a" cat /var/lib/reactor/token)"
-export REACTOR_TOKEN
 replica b
 
-# cli REPLICA ARGS... : the CLI inside a replica's container, talking to that replica.
+# cli REPLICA ARGS... : the CLI inside a replica's container, as the admin, with the client
+# file (a kubeconfig: https://127.0.0.1:7800, the CA, the admin token) that replica wrote.
 cli() {
     local replica="$1"
     shift
-    pm exec -i -e REACTOR_TOKEN -e REACTOR_SERVER=http://127.0.0.1:7800 "$run-replica-$replica" \
+    pm exec -i -e REACTOR_KUBECONFIG=/var/lib/reactor/kubeconfig "$run-replica-$replica" \
         reactor-host "$@"
 }
+# Both replicas present the one CA that etcd holds.
+[ "$(pm exec "$run-replica-a" cat /var/lib/reactor/ca.crt)" = \
+    "$(pm exec "$run-replica-b" cat /var/lib/reactor/ca.crt)" ] ||
+    fail "the replicas serve certificates from different CAs"
 component_ready() {
     cli "$1" components --json | python3 -c 'import json, sys
 got = [(c["name"], c["state"].lower()) for c in json.load(sys.stdin)]
@@ -116,19 +118,42 @@ await 120 "policy-rust on replica a" component_ready a
 await 120 "policy-rust on replica b" component_ready b
 
 # agent ID LABEL... : an agent with the policy-rule descriptor, reaching a replica by `reactor`.
+# It is handed only a join token for its id and labels (made by the admin on replica a, taken
+# by replica b as well: tokens live in etcd), by environment; it exchanges the token for a
+# credential of its own, which it keeps in its data folder, and pins the CA the token names.
 agent() {
-    local id="$1" labels=()
+    local id="$1" labels=() token
     shift
     for label in "$@"; do labels+=(--label "$label"); done
-    start "$id" "$id" -- -e REACTOR_TOKEN -v "$work/descriptors:/descriptors:ro" \
-        -v "$work/$id:/var/lib/reactor" "$HOST_IMAGE" \
-        agent --id "$id" "${labels[@]}" --server http://reactor:7800 --data /var/lib/reactor \
+    token="$(cli a token create --agent "$id" "${labels[@]}" --ttl 10m | tail -n 1)" ||
+        fail "token create for $id"
+    REACTOR_JOIN_TOKEN="$token" start "$id" "$id" -- -e REACTOR_JOIN_TOKEN \
+        -v "$work/descriptors:/descriptors:ro" -v "$work/$id:/var/lib/reactor" "$HOST_IMAGE" \
+        agent --id "$id" "${labels[@]}" --server https://reactor:7800 --data /var/lib/reactor \
         --descriptors /descriptors --southbound /var/lib/reactor/southbound \
-        --listen 0.0.0.0:7801 --heartbeat 1s --insecure-http
+        --listen 0.0.0.0:7801 --heartbeat 1s
 }
 agent edge-1 role=edge
 agent edge-2 role=edge zone=b
 say "etcd, 2 replicas, 2 agents up ($((SECONDS - started))s)"
+# No agent container holds an admin credential: each joined and holds only its own, with
+# which the server refuses anything but the agent's part.
+agent_refused() {
+    local token out
+    token="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["token"])' \
+        "$work/$1/credential.json")" || return 1
+    # By environment, never on a command line.
+    out="$(REACTOR_TOKEN="$token" pm exec -e REACTOR_TOKEN "$run-replica-b" reactor-host \
+        --server https://127.0.0.1:7800 --ca /var/lib/reactor/ca.crt get Policy 2>&1)" && return 1
+    [[ "$out" == *"agent $1 may only register"* ]] || { echo "$out" >&2; return 1; }
+}
+for id in edge-1 edge-2; do
+    ! pm inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$run-$id" |
+        grep -q '^REACTOR_TOKEN=' || fail "agent $id was handed REACTOR_TOKEN"
+    await 30 "agent $id to join" test -s "$work/$id/credential.json"
+    agent_refused "$id" || fail "agent $id's credential was not refused an object list"
+done
+say "agents joined with their own credentials, refused beyond their part"
 
 # converged EXPECTED_JSON : whether every Policy's status and every agent's files are as
 # EXPECTED_JSON says: {"policies": {name: {"rules": n, "agents": {id: n}}},

@@ -38,7 +38,7 @@ pub use object::object;
 pub use output::{
     applied_revision, assert_fails_with, assert_usage_error, stderr, stdout, table_rows,
 };
-pub use pki::{CertFiles, Pki};
+pub use pki::{CertFiles, Pki, cert_names};
 pub use policy::THREE;
 pub use recording_host::RecordingHost;
 pub use sink::Sink;

@@ -133,3 +133,30 @@ impl Pki {
         ]
     }
 }
+
+/// The host names and addresses a PEM certificate is valid for, sorted.
+pub fn cert_names(pem: &str) -> Vec<String> {
+    use x509_parser::extensions::GeneralName;
+    let (_, pem) = x509_parser::pem::parse_x509_pem(pem.as_bytes()).expect("a PEM certificate");
+    let cert = pem.parse_x509().expect("an X.509 certificate");
+    let mut names: Vec<String> = cert
+        .subject_alternative_name()
+        .expect("one subjectAltName extension")
+        .map(|ext| ext.value.general_names.clone())
+        .unwrap_or_default()
+        .iter()
+        .map(|name| match name {
+            GeneralName::DNSName(dns) => (*dns).to_owned(),
+            GeneralName::IPAddress(bytes) => match bytes.len() {
+                4 => std::net::IpAddr::from(<[u8; 4]>::try_from(*bytes).expect("4 bytes"))
+                    .to_string(),
+                16 => std::net::IpAddr::from(<[u8; 16]>::try_from(*bytes).expect("16 bytes"))
+                    .to_string(),
+                _ => format!("{bytes:?}"),
+            },
+            other => format!("{other}"),
+        })
+        .collect();
+    names.sort();
+    names
+}

@@ -97,14 +97,13 @@ pub fn kept(data: &Path, id: &str) -> Result<Option<Credential>, JoinError> {
 }
 
 /// Joins `server` as agent `id` with `join` (`rhj_…::sha256:…`), and keeps the credential
-/// and the API certificate in `data`. `api_names` are the names the agent's API is reached
-/// at, for its certificate.
+/// and the API certificate in `data` (valid for the agent's id, loopback and the names the
+/// token was made with).
 pub async fn join(
     data: &Path,
     server: &str,
     id: &str,
     join: &str,
-    api_names: Vec<String>,
 ) -> Result<Credential, JoinError> {
     let (token, pin) = split_join(join)?;
     let client_error = |source| JoinError::Client {
@@ -127,7 +126,7 @@ pub async fn join(
         None => None,
     };
     let client = Client::with_ca(server, None, ca_pem.as_deref()).map_err(client_error)?;
-    let joined = client.join(token, api_names).await.map_err(client_error)?;
+    let joined = client.join(token).await.map_err(client_error)?;
     if joined.agent != id {
         return Err(JoinError::OtherAgent {
             token: joined.agent,

@@ -43,11 +43,13 @@ impl Client {
         agent: &str,
         labels: BTreeMap<String, String>,
         ttl: Option<Duration>,
+        api_names: Vec<String>,
     ) -> Result<JoinTokenCreatedBody, ClientError> {
         let body = JoinTokenBody {
             agent: agent.to_owned(),
             labels,
             ttl_seconds: ttl.map(|t| t.as_secs().max(1)),
+            api_names,
         };
         self.json(
             self.request(reqwest::Method::POST, "/v1/tokens")
@@ -57,14 +59,9 @@ impl Client {
     }
 
     /// Exchanges a join token (without its pin) for the agent's own credential.
-    pub async fn join(
-        &self,
-        token: &str,
-        api_names: Vec<String>,
-    ) -> Result<JoinedBody, ClientError> {
+    pub async fn join(&self, token: &str) -> Result<JoinedBody, ClientError> {
         let body = JoinBody {
             token: token.to_owned(),
-            api_names,
         };
         self.json(self.request(reqwest::Method::POST, "/v1/join").json(&body))
             .await

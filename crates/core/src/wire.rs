@@ -189,6 +189,11 @@ pub struct JoinTokenBody {
     /// How long the token may be used, in seconds (default 3600).
     #[serde(default)]
     pub ttl_seconds: Option<u64>,
+    /// Host names and addresses the agent's own API is reached at, which its certificate
+    /// names beside the agent's id and the loopback addresses. The admin names them: an agent
+    /// cannot choose names for itself (say, the server's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub api_names: Vec<String>,
 }
 
 /// `POST /v1/tokens`' answer.
@@ -208,9 +213,6 @@ pub struct JoinTokenCreatedBody {
 pub struct JoinBody {
     /// The join token without its `::sha256:…` pin.
     pub token: String,
-    /// Host names and addresses the agent's own API is reached at, for its certificate.
-    #[serde(default)]
-    pub api_names: Vec<String>,
 }
 
 /// `POST /v1/join`'s answer: the agent's credential, bound to its id and labels, and a
@@ -241,5 +243,9 @@ macro_rules! debug_without_secret {
 }
 debug_without_secret!(UserCreatedBody, name);
 debug_without_secret!(JoinTokenCreatedBody, agent);
-debug_without_secret!(JoinBody, api_names);
+impl std::fmt::Debug for JoinBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JoinBody").finish_non_exhaustive()
+    }
+}
 debug_without_secret!(JoinedBody, agent);

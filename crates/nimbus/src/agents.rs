@@ -11,17 +11,11 @@ use reactor_store::{Store, StoreError};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 pub use reactor_core::agent_view::AgentView;
 
-/// The time now, in ms since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+pub(crate) use reactor_core::clock::now_ms;
 
 pub(crate) fn check_id(id: &str) -> Result<(), NimbusError> {
     validate_name(id).map_err(|e| NimbusError::Invalid(format!("agent id {id:?}: {e}")))

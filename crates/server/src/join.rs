@@ -5,17 +5,19 @@
 use super::body::JsonBody;
 use super::openapi::Refused;
 use super::path::Path;
-use super::users::{now_ms, revoke_where, to_value};
+use super::users::{credential_request, revoke_where};
 use super::{ApiError, AppState};
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use reactor_core::object::{ApplyRequest, validate_labels, validate_name};
+use reactor_core::clock::{now_ms, rfc3339_seconds};
+use reactor_core::object::{validate_labels, validate_name};
 use reactor_core::wire::{ErrorCode, JoinBody, JoinTokenBody, JoinTokenCreatedBody, JoinedBody};
 use reactor_store::Write;
 use reactor_trust::{CREDENTIAL_KIND, CredentialSpec, Presented, Usage, Use, join_token, mint};
 use serde_json::json;
-use std::time::{Duration, UNIX_EPOCH};
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// A join token's life when the request names none.
 const DEFAULT_TTL: Duration = Duration::from_secs(3600);
@@ -46,6 +48,9 @@ pub async fn create(
             humantime::format_duration(MAX_TTL)
         )));
     }
+    for name in &body.api_names {
+        reactor_trust::pki::san(name).map_err(|e| ApiError::invalid(format!("apiNames: {e}")))?;
+    }
     let minted = mint(Use::Join);
     let expires_ms = now_ms() + ttl.as_millis() as u64;
     let spec = CredentialSpec::Join {
@@ -53,6 +58,7 @@ pub async fn create(
         labels: body.labels,
         hash: minted.hash.clone(),
         expires_ms,
+        api_names: body.api_names,
     };
     super::users::store_credential(state.store.as_ref(), &minted.id, &spec).await?;
     let token = match &state.ca {
@@ -62,8 +68,7 @@ pub async fn create(
     Ok(Json(JoinTokenCreatedBody {
         agent: body.agent,
         token,
-        expires: humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(expires_ms))
-            .to_string(),
+        expires: rfc3339_seconds(expires_ms).to_string(),
     }))
 }
 
@@ -87,36 +92,15 @@ pub async fn join(
         .filter(|p| p.use_ == Use::Join)
         .ok_or_else(|| refused("malformed join token: expected rhj_<id>.<secret>".into()))?;
     let stored = state.store.get(CREDENTIAL_KIND, presented.id).await?;
-    let (spec, revision) = stored
-        .and_then(|o| {
-            let spec = serde_json::from_value::<CredentialSpec>(o.spec.clone()).ok()?;
-            Some((spec, o.meta.revision))
-        })
-        .filter(|(spec, _)| presented.matches(spec))
-        .ok_or_else(|| {
-            refused(format!(
-                "unknown or already used join token {}",
-                presented.id
-            ))
-        })?;
-    let CredentialSpec::Join {
+    let revision = stored.as_ref().map_or(0, |o| o.meta.revision);
+    let spec = stored
+        .and_then(|o| serde_json::from_value::<CredentialSpec>(o.spec).ok())
+        .filter(|spec| presented.matches(spec));
+    let Admitted {
         agent,
         labels,
-        expires_ms,
-        ..
-    } = spec
-    else {
-        return Err(refused(format!(
-            "unknown or already used join token {}",
-            presented.id
-        )));
-    };
-    if now_ms() >= expires_ms {
-        let at = humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(expires_ms));
-        return Err(refused(format!(
-            "the join token for agent {agent} expired at {at}"
-        )));
-    }
+        api_names,
+    } = admit(spec, presented.id, now_ms()).map_err(refused)?;
     let (api_cert_pem, api_key_pem) = match &state.ca {
         Some(ca) => {
             let mut names = vec![
@@ -125,7 +109,10 @@ pub async fn join(
                 "127.0.0.1".into(),
                 "::1".into(),
             ];
-            names.extend(body.api_names.iter().filter(|n| !n.is_empty()).cloned());
+            // Only names the admin gave with the token: an agent choosing its own could ask
+            // for the server's and stand in for it.
+            names.extend(api_names);
+            names.sort();
             names.dedup();
             let issued = ca
                 .ca
@@ -149,21 +136,11 @@ pub async fn join(
             name: presented.id.to_owned(),
             expected: Some(revision),
         },
-        Write::Apply(ApplyRequest {
-            kind: CREDENTIAL_KIND.into(),
-            name: minted.id.clone(),
-            labels: Default::default(),
-            spec: to_value(&credential)?,
-            expected_revision: Some(0),
-            owner: None,
-        }),
+        Write::Apply(credential_request(&minted.id, &credential, Some(0))?),
     ];
     state.store.commit(writes).await.map_err(|e| {
         if super::error::code_of(&e) == ErrorCode::Conflict {
-            refused(format!(
-                "unknown or already used join token {}",
-                presented.id
-            ))
+            refused(unknown(presented.id))
         } else {
             e.into()
         }
@@ -175,6 +152,45 @@ pub async fn join(
         api_cert_pem,
         api_key_pem,
     }))
+}
+
+/// What a join token admits: the agent it is for, its labels, its API's names.
+#[derive(Debug, PartialEq)]
+struct Admitted {
+    agent: String,
+    labels: BTreeMap<String, String>,
+    api_names: Vec<String>,
+}
+
+/// Whether `spec`, what is stored for join token `id` (when its secret matched), admits an
+/// agent at `now_ms`; else why not.
+fn admit(spec: Option<CredentialSpec>, id: &str, now_ms: u64) -> Result<Admitted, String> {
+    match spec {
+        Some(CredentialSpec::Join {
+            agent,
+            labels,
+            expires_ms,
+            api_names,
+            ..
+        }) => {
+            if now_ms >= expires_ms {
+                return Err(format!(
+                    "the join token for agent {agent} expired at {}",
+                    rfc3339_seconds(expires_ms)
+                ));
+            }
+            Ok(Admitted {
+                agent,
+                labels,
+                api_names,
+            })
+        }
+        _ => Err(unknown(id)),
+    }
+}
+
+fn unknown(id: &str) -> String {
+    format!("unknown or already used join token {id}")
 }
 
 /// The cluster's CA certificate, which a joining agent checks against its join token's pin.
@@ -245,5 +261,56 @@ impl ServerCa {
             anchor_pem,
             fingerprint,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(expires_ms: u64) -> CredentialSpec {
+        CredentialSpec::Join {
+            agent: "edge-1".into(),
+            labels: BTreeMap::from([("zone".into(), "a".into())]),
+            hash: "h".into(),
+            expires_ms,
+            api_names: vec!["edge-1.example".into()],
+        }
+    }
+
+    /// The clock is the caller's: a token admits up to the millisecond before it expires,
+    /// and is refused from then on, naming when it expired.
+    #[test]
+    fn a_join_token_admits_until_its_time_to_live_ends() {
+        let expires = 1_800_000_000_000;
+        assert_eq!(
+            admit(Some(token(expires)), "t1", expires - 1),
+            Ok(Admitted {
+                agent: "edge-1".into(),
+                labels: BTreeMap::from([("zone".into(), "a".into())]),
+                api_names: vec!["edge-1.example".into()],
+            })
+        );
+        for now in [expires, expires + 3_600_000] {
+            assert_eq!(
+                admit(Some(token(expires)), "t1", now),
+                Err("the join token for agent edge-1 expired at 2027-01-15T08:00:00Z".into())
+            );
+        }
+    }
+
+    #[test]
+    fn only_a_stored_join_token_admits() {
+        let user = CredentialSpec::User {
+            user: "alice".into(),
+            role: reactor_trust::Role::Admin,
+            hash: "h".into(),
+        };
+        for spec in [None, Some(user)] {
+            assert_eq!(
+                admit(spec, "t1", 0),
+                Err("unknown or already used join token t1".into())
+            );
+        }
     }
 }

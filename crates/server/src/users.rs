@@ -142,7 +142,7 @@ pub(crate) async fn revoke_where(
     state: &AppState,
     which: impl Fn(&CredentialSpec) -> bool,
 ) -> Result<usize, ApiError> {
-    let now = now_ms();
+    let now = reactor_core::clock::now_ms();
     let mut revoked = 0;
     for (id, spec) in state.auth.credentials.all() {
         if !which(&spec) {
@@ -152,14 +152,7 @@ pub(crate) async fn revoke_where(
             subject: spec.subject(),
             revoked_ms: now,
         };
-        let request = ApplyRequest {
-            kind: CREDENTIAL_KIND.into(),
-            name: id,
-            labels: Default::default(),
-            spec: to_value(&record)?,
-            expected_revision: None,
-            owner: None,
-        };
+        let request = credential_request(&id, &record, None)?;
         state.store.apply(vec![request]).await?;
         revoked += 1;
     }
@@ -172,24 +165,26 @@ pub(crate) async fn store_credential(
     id: &str,
     spec: &CredentialSpec,
 ) -> Result<(), ApiError> {
-    let request = ApplyRequest {
-        kind: CREDENTIAL_KIND.into(),
-        name: id.to_owned(),
-        labels: Default::default(),
-        spec: to_value(spec)?,
-        expected_revision: Some(0),
-        owner: None,
-    };
-    store.apply(vec![request]).await?;
+    store
+        .apply(vec![credential_request(id, spec, Some(0))?])
+        .await?;
     Ok(())
 }
 
-pub(crate) fn to_value(spec: &CredentialSpec) -> Result<serde_json::Value, ApiError> {
-    serde_json::to_value(spec).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
-}
-
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+/// The write that stores `spec` as credential `id`; `expected` as in [`ApplyRequest`]
+/// (`Some(0)`: it must be new).
+pub(crate) fn credential_request(
+    id: &str,
+    spec: &CredentialSpec,
+    expected: Option<u64>,
+) -> Result<ApplyRequest, ApiError> {
+    Ok(ApplyRequest {
+        kind: CREDENTIAL_KIND.into(),
+        name: id.to_owned(),
+        labels: Default::default(),
+        spec: serde_json::to_value(spec)
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?,
+        expected_revision: expected,
+        owner: None,
+    })
 }

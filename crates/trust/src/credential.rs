@@ -63,6 +63,9 @@ pub enum CredentialSpec {
         labels: BTreeMap<String, String>,
         hash: String,
         expires_ms: u64,
+        /// Names the agent's API certificate carries beside its id and loopback.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        api_names: Vec<String>,
     },
     /// A credential revoked: kept so that its holder is told why it is refused.
     #[serde(rename_all = "camelCase")]

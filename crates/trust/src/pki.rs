@@ -26,6 +26,8 @@ pub enum PkiError {
     Malformed { what: String, reason: String },
     #[error("cannot make a certificate: {0}")]
     Generate(#[from] rcgen::Error),
+    #[error("{0:?} is not a host name or an IP address")]
+    Name(String),
     #[error("{0} has {1} but not {2}: give both or neither")]
     Half(&'static str, PathBuf, &'static str),
 }
@@ -162,13 +164,7 @@ impl Ca {
         let key = KeyPair::generate()?;
         let mut params = CertificateParams::default();
         params.distinguished_name = name(common_name);
-        params.subject_alt_names = sans
-            .iter()
-            .map(|san| match san.parse::<std::net::IpAddr>() {
-                Ok(ip) => Ok(SanType::IpAddress(ip)),
-                Err(_) => san.clone().try_into().map(SanType::DnsName),
-            })
-            .collect::<Result<_, _>>()?;
+        params.subject_alt_names = sans.iter().map(|s| san(s)).collect::<Result<_, _>>()?;
         params.key_usages = vec![
             KeyUsagePurpose::DigitalSignature,
             KeyUsagePurpose::KeyEncipherment,
@@ -191,6 +187,26 @@ impl Ca {
             key_pem: key.serialize_pem(),
         })
     }
+}
+
+/// A host name or address as a certificate names it: an IP address, else a DNS name (`*.` for
+/// a wildcard); anything else is refused.
+pub fn san(name: &str) -> Result<SanType, PkiError> {
+    if let Ok(ip) = name.parse::<std::net::IpAddr>() {
+        return Ok(SanType::IpAddress(ip));
+    }
+    let label = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    let host = name.strip_prefix("*.").unwrap_or(name);
+    if name.len() > 253 || !host.split('.').all(label) {
+        return Err(PkiError::Name(name.to_owned()));
+    }
+    Ok(SanType::DnsName(name.to_owned().try_into()?))
 }
 
 /// The SHA-256 of the first certificate in `pem` (its DER), as lowercase hex: what a joining

@@ -82,9 +82,7 @@ pub async fn run(args: AgentArgs, global: &ClientArgs) -> anyhow::Result<()> {
         Some(kept) => Some(kept),
         None => match &join {
             Some(join) => {
-                let names = api_names(args.listen.as_deref());
-                let joined =
-                    crate::agent::join::join(&data, &server, &args.id, join, names).await?;
+                let joined = crate::agent::join::join(&data, &server, &args.id, join).await?;
                 tracing::info!(agent = %args.id, "joined: the agent's credential is kept in its data folder");
                 Some(joined)
             }
@@ -163,20 +161,4 @@ pub async fn run(args: AgentArgs, global: &ClientArgs) -> anyhow::Result<()> {
         result = run_agent(config) => Ok(result?),
         _ = tokio::signal::ctrl_c() => Ok(()),
     }
-}
-
-/// The names the agent's API is reached at, for its certificate: the --listen host if it is
-/// one, and the machine's name.
-fn api_names(listen: Option<&str>) -> Vec<String> {
-    let mut names = Vec::new();
-    if let Some((host, _)) = listen.and_then(|l| l.rsplit_once(':')) {
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        if !host.is_empty() && host != "0.0.0.0" && host != "::" {
-            names.push(host.to_owned());
-        }
-    }
-    if let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
-        names.push(name.trim().to_owned());
-    }
-    names
 }

@@ -29,13 +29,29 @@ pub enum AgentsCommand {
         /// The agent's id.
         id: String,
     },
+    /// Revoke an agent's credential and its unused join tokens: its open feed ends and it is
+    /// refused from then on (a new join token lets it join again).
+    Revoke {
+        /// The agent's id.
+        id: String,
+    },
 }
 
 pub async fn run(args: AgentsArgs, global: &ClientArgs) -> anyhow::Result<()> {
-    if let Some(AgentsCommand::Remove { id }) = args.command {
-        global.client()?.remove_agent(&id).await.map_err(explain)?;
-        println!("agent {id} removed");
-        return Ok(());
+    match args.command {
+        Some(AgentsCommand::Remove { id }) => {
+            global.client()?.remove_agent(&id).await.map_err(explain)?;
+            println!("agent {id} removed");
+            return Ok(());
+        }
+        Some(AgentsCommand::Revoke { id }) => {
+            let answer = global.client()?.revoke_agent(&id).await.map_err(explain)?;
+            let count = answer["revoked"].as_u64().unwrap_or(0);
+            let plural = if count == 1 { "" } else { "s" };
+            println!("agent {id} revoked ({count} credential{plural})");
+            return Ok(());
+        }
+        None => {}
     }
     let agents = global.client()?.agents().await.map_err(explain)?;
     let output = if args.json { Output::Json } else { args.output };

@@ -47,7 +47,10 @@ pub struct Tls {
 /// The names the made certificate is valid for.
 fn names(args: &TlsArgs, listen: &str) -> Vec<String> {
     let mut names: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
-    if let Ok(host) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+    // The machine's name, when a certificate can carry it.
+    if let Ok(host) = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        && reactor_trust::pki::san(host.trim()).is_ok()
+    {
         names.push(host.trim().to_owned());
     }
     if let Some((host, _port)) = listen.rsplit_once(':') {

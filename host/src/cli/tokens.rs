@@ -26,16 +26,25 @@ pub enum TokenCommand {
         /// How long the token can be used, e.g. `1h` (at most a week).
         #[arg(long, default_value = "1h", value_parser = humantime::parse_duration)]
         ttl: Duration,
+        /// A host name or address the agent's API is reached at (repeat): its certificate is
+        /// valid for these, the agent's id and the loopback addresses.
+        #[arg(long = "api-name")]
+        api_names: Vec<String>,
     },
 }
 
 pub async fn run(args: TokenArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let client = global.client()?;
     match args.command {
-        TokenCommand::Create { agent, labels, ttl } => {
+        TokenCommand::Create {
+            agent,
+            labels,
+            ttl,
+            api_names,
+        } => {
             let labels: BTreeMap<_, _> = labels.into_iter().collect();
             let created = client
-                .create_join_token(&agent, labels, Some(ttl))
+                .create_join_token(&agent, labels, Some(ttl), api_names)
                 .await
                 .map_err(explain)?;
             eprintln!(

@@ -2,7 +2,9 @@
 //! matrix of every route of the OpenAPI document × every identity), agents that join and then
 //! act only as themselves, revocation, the audit log, and credentials kept out of logs.
 
-use reactor_testkit::{Agent, Host, eventually, http_client, stderr, stdout};
+use reactor_testkit::{
+    Agent, Host, assert_fails_with, cert_names, eventually, http_client, stderr, stdout,
+};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -331,8 +333,8 @@ fn agents_act_only_as_themselves_and_revocation_ends_their_feed() {
             .expect("feed");
         assert_eq!(response.status(), 200);
         let mut feed = response.bytes_stream();
-        let revoked = host.client().revoke_agent("a1").await.expect("revoked");
-        assert_eq!(revoked["revoked"], 1);
+        let revoked = host.cli(&["agents", "revoke", "a1"]);
+        assert_eq!(stdout(&revoked).trim(), "agent a1 revoked (1 credential)");
         let ended = tokio::time::timeout(Duration::from_secs(10), async {
             use futures::StreamExt;
             while let Some(chunk) = feed.next().await {
@@ -444,24 +446,70 @@ fn tls_join_tokens_users_and_the_audit_log_hold_against_misuse() {
     let (token, _pin) = join.split_once("::").expect("pinned");
     runtime.block_on(async {
         let client = host.client_with(None);
-        client.join(token, vec![]).await.expect("the first use");
-        let again = client
-            .join(token, vec![])
-            .await
-            .expect_err("the second use");
+        let joined = client.join(token).await.expect("the first use");
+        // The agent's API certificate names only its id and loopback: an agent cannot
+        // choose names (say, the server's) for a certificate from the cluster's CA.
+        let names = cert_names(joined.api_cert_pem.as_deref().expect("an API certificate"));
+        assert_eq!(names, ["127.0.0.1", "::1", "j1", "localhost"]);
+        let again = client.join(token).await.expect_err("the second use");
         assert!(
             again.to_string().contains("unknown or already used"),
             "{again}"
         );
-        let forged = client
-            .join("rhj_nonsense", vec![])
-            .await
-            .expect_err("malformed");
+        let forged = client.join("rhj_nonsense").await.expect_err("malformed");
         assert!(
             forged.to_string().contains("malformed join token"),
             "{forged}"
         );
     });
+    // A join token used after its time to live: refused, naming when it expired.
+    let late = host.cli(&["token", "create", "--agent", "late", "--ttl", "1s"]);
+    assert!(late.status.success(), "{}", stderr(&late));
+    let token = stdout(&late).lines().last().unwrap_or_default().to_owned();
+    let (token, _pin) = token.split_once("::").expect("pinned");
+    // (Its expiry against a controlled clock is join.rs' unit test; here the wiring.)
+    std::thread::sleep(Duration::from_millis(1100));
+    let refused = runtime
+        .block_on(host.client_with(None).join(token))
+        .expect_err("an expired join token")
+        .to_string();
+    assert!(
+        refused.contains("the join token for agent late expired at "),
+        "{refused}"
+    );
+    // The admin names where an agent's API is reached; a name no certificate can carry is
+    // refused in one line.
+    let named = host.cli(&[
+        "token",
+        "create",
+        "--agent",
+        "j3",
+        "--api-name",
+        "edge-3.example",
+        "--api-name",
+        "10.0.0.3",
+    ]);
+    assert!(named.status.success(), "{}", stderr(&named));
+    let token = stdout(&named).lines().last().unwrap_or_default().to_owned();
+    let (token, _pin) = token.split_once("::").expect("pinned");
+    let joined = runtime
+        .block_on(host.client_with(None).join(token))
+        .expect("join j3");
+    assert_eq!(
+        cert_names(joined.api_cert_pem.as_deref().expect("an API certificate")),
+        [
+            "10.0.0.3",
+            "127.0.0.1",
+            "::1",
+            "edge-3.example",
+            "j3",
+            "localhost"
+        ]
+    );
+    assert_fails_with(
+        &host.cli(&["token", "create", "--agent", "j4", "--api-name", "bad name"]),
+        &[r#"apiNames: "bad name" is not a host name or an IP address"#],
+    );
     // An agent given a join token that pins another CA (another server's) refuses to join.
     let foreign = other.join_token("j2", &[]);
     let j2_data = tmp.path().join("j2").to_string_lossy().into_owned();
