@@ -5,10 +5,9 @@
 //! the first write and stop when every receiver holds every item.
 
 use crate::etcd::Etcd;
-use crate::publish::{policies, policy_server};
-use crate::server::{Server, binary};
+use crate::publish::{policies, policy_server, policy_server_on};
+use crate::server::{Server, Transport, binary};
 use anyhow::{Context, bail};
-use reactor_host::api::Client;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -165,7 +164,7 @@ pub async fn distribution(
     items: usize,
     clients: usize,
 ) -> anyhow::Result<Distribution> {
-    let (feeds_converged, feeds_rss) = feeds_fan_out(policy, items, clients).await?;
+    let (feeds_converged, feeds_rss) = feeds_fan_out(Transport::Plain, policy, items, clients).await?;
     let (etcd_converged, etcd_rss) = etcd_fan_out(items, clients).await?;
     Ok(Distribution {
         feeds_converged,
@@ -177,7 +176,8 @@ pub async fn distribution(
 
 /// The same items to `agents` feed clients of a fresh server, each registered as an agent
 /// and following `/v1/nimbus/watch` on its own connection, counting what it receives.
-async fn feeds_fan_out(
+pub async fn feeds_fan_out(
+    transport: Transport,
     policy: &Path,
     items: usize,
     agents: usize,
@@ -185,14 +185,14 @@ async fn feeds_fan_out(
     use futures::StreamExt;
     use reactor_host::nimbus::FeedEvent;
     let dir = tempfile::tempdir()?;
-    let (server, client) = policy_server(dir.path(), policy).await?;
+    let (server, client) = policy_server_on(transport, dir.path(), policy).await?;
     let labels = BTreeMap::from([("role".to_owned(), "fan".to_owned())]);
     let counts: Vec<Arc<AtomicUsize>> = (0..agents).map(|_| Arc::default()).collect();
     let mut feeds = Vec::new();
     for (i, count) in counts.iter().enumerate() {
         let id = format!("feed-{i}");
         client.register_agent(&id, labels.clone()).await?;
-        let own = Client::new(server.base(), Some(server.token().to_owned()));
+        let own = server.client()?;
         let from = own.agent_items(&id).await?.revision;
         let mut stream = Box::pin(own.agent_feed(&id, from, Default::default()).await?);
         let count = count.clone();

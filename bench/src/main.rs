@@ -26,6 +26,7 @@ mod rollout;
 mod scenarios;
 mod server;
 mod store;
+mod tls;
 mod watches;
 
 use anyhow::bail;
@@ -51,7 +52,7 @@ enum Command {
         /// The built components (scripts/build-components.sh OUT).
         components: PathBuf,
         /// Scenarios to run (default: all): store dispatch reload rollout end-to-end fan-out agent-publish
-        /// replicas kvscheduler restart languages memory hardening watches.
+        /// replicas kvscheduler restart languages memory hardening watches tls.
         scenarios: Vec<String>,
         #[command(flatten)]
         sizes: scenarios::Sizes,

@@ -8,7 +8,7 @@
 use crate::fan_out::{AgentProcess, start_agent, wait_until};
 use crate::report::{Scenario, Target};
 use crate::scenarios::Rows;
-use crate::server::Server;
+use crate::server::{Server, Transport};
 use reactor_host::api::Client;
 use reactor_host::object::ApplyRequest;
 use std::path::Path;
@@ -96,12 +96,21 @@ pub fn policies(items: usize, role: impl Fn(usize) -> String) -> Vec<ApplyReques
 
 /// A fresh server in `dir` serving the Policy reactor `policy`, and its client.
 pub async fn policy_server(dir: &Path, policy: &Path) -> anyhow::Result<(Server, Client)> {
+    policy_server_on(Transport::Plain, dir, policy).await
+}
+
+/// As [`policy_server`], on `transport`.
+pub async fn policy_server_on(
+    transport: Transport,
+    dir: &Path,
+    policy: &Path,
+) -> anyhow::Result<(Server, Client)> {
     let components = dir.join("components");
     std::fs::create_dir_all(&components)?;
     std::fs::copy(policy, components.join("policy-rust.wasm"))?;
-    let server = Server::start(&dir.join("data"), &components)?;
+    let server = Server::start_on(transport, &dir.join("data"), &components, &[])?;
     server.wait_components(1).await?;
-    let client = Client::new(server.base(), Some(server.token().to_owned()));
+    let client = server.client()?;
     Ok((server, client))
 }
 

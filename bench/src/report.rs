@@ -21,6 +21,7 @@ pub const SCENARIOS: &[&str] = &[
     "memory",
     "hardening",
     "watches",
+    "tls",
 ];
 
 /// A whole run.

@@ -47,6 +47,15 @@ pub struct Sizes {
     /// Values per KV scheduler transaction, one run per size.
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
     pub kv_sizes: Vec<usize>,
+    /// Policies applied through the API in each tls run.
+    #[arg(long, default_value_t = 5000)]
+    pub tls_objects: usize,
+    /// Feed clients in each tls run (of --fan-out-items items).
+    #[arg(long, default_value_t = 100)]
+    pub tls_clients: usize,
+    /// Agents joining at once in tls.
+    #[arg(long, default_value_t = 1000)]
+    pub tls_joining: usize,
     /// Policies applied in each replicas run.
     #[arg(long, default_value_t = 5000)]
     pub replica_objects: usize,
@@ -89,6 +98,16 @@ pub async fn run(names: &[String], components: &Path, sizes: &Sizes) -> Report {
             }
             "kvscheduler" => crate::kvscheduler::rows(&sizes.kv_sizes).await,
             "watches" => crate::watches::rows().await,
+            "tls" => {
+                crate::tls::rows(
+                    components,
+                    sizes.tls_objects,
+                    sizes.fan_out_items,
+                    sizes.tls_clients,
+                    sizes.tls_joining,
+                )
+                .await
+            }
             other => Err(anyhow::anyhow!("unknown scenario {other}")),
         };
         let (rows, series) = rows.unwrap_or_else(|e| {
