@@ -164,7 +164,8 @@ pub async fn distribution(
     items: usize,
     clients: usize,
 ) -> anyhow::Result<Distribution> {
-    let (feeds_converged, feeds_rss) = feeds_fan_out(Transport::Plain, policy, items, clients).await?;
+    let (feeds_converged, feeds_rss) =
+        feeds_fan_out(Transport::Plain, policy, items, clients).await?;
     let (etcd_converged, etcd_rss) = etcd_fan_out(items, clients).await?;
     Ok(Distribution {
         feeds_converged,

@@ -84,7 +84,9 @@ async fn agents_connect(policy: &Path, agents: usize) -> anyhow::Result<(Duratio
     let dir = tempfile::tempdir()?;
     let (server, admin) = policy_server_on(Transport::Tls, dir.path(), policy).await?;
     admin
-        .apply(crate::publish::policies(SNAPSHOT_ITEMS, |_| "fan".to_owned()))
+        .apply(crate::publish::policies(SNAPSHOT_ITEMS, |_| {
+            "fan".to_owned()
+        }))
         .await?;
     let labels = BTreeMap::from([("role".to_owned(), "fan".to_owned())]);
     // Wait until the items are published: a first agent's snapshot holds them all.
@@ -163,12 +165,16 @@ pub async fn rows(
     eprintln!("  feeds: plain {feeds_plain:?}, TLS {feeds_tls:?}");
     let (joined, shared) = agents_connect(&policy, joining).await?;
     eprintln!("  {joining} agents: joined {joined:?}, shared token {shared:?}");
-    let same = format!("one release `reactor-host serve` (embedded store, policy-rust) per run, fresh each time, the median of {ROUNDS} runs of each transport, alternating; the same run on HTTPS (the default: the CA and certificate `serve` makes, rustls with ring, TLS 1.3) and on plain HTTP (`--insecure-http`); the bench's clients are reqwest with rustls");
+    let same = format!(
+        "one release `reactor-host serve` (embedded store, policy-rust) per run, fresh each time, the median of {ROUNDS} runs of each transport, alternating; the same run on HTTPS (the default: the CA and certificate `serve` makes, rustls with ring, TLS 1.3) and on plain HTTP (`--insecure-http`); the bench's clients are reqwest with rustls"
+    );
     Ok((
         vec![
             Scenario::measured(
                 "tls",
-                &format!("{objects} Policies through the API, apply → status: objects/s on TLS against plain HTTP"),
+                &format!(
+                    "{objects} Policies through the API, apply → status: objects/s on TLS against plain HTTP"
+                ),
                 per_s(tls),
                 ("plain HTTP, same run", Some(per_s(plain))),
                 (Target::RatioAtLeast(0.9), "costs ≤ 10 %"),
@@ -180,7 +186,9 @@ pub async fn rows(
             ),
             Scenario::measured(
                 "tls",
-                &format!("{items} items × {clients} feed clients: s to converge on TLS against plain HTTP"),
+                &format!(
+                    "{items} items × {clients} feed clients: s to converge on TLS against plain HTTP"
+                ),
                 feeds_tls.as_secs_f64(),
                 ("plain HTTP, same run", Some(feeds_plain.as_secs_f64())),
                 (Target::RatioAtMost(1.1), "costs ≤ 10 %"),
@@ -190,9 +198,14 @@ pub async fn rows(
             ),
             Scenario::measured(
                 "tls",
-                &format!("{joining} agents connect and take their snapshot: s, each joining with its own token, against each presenting one shared token"),
+                &format!(
+                    "{joining} agents connect and take their snapshot: s, each joining with its own token, against each presenting one shared token"
+                ),
                 joined.as_secs_f64(),
-                ("the shared admin token, same run", Some(shared.as_secs_f64())),
+                (
+                    "the shared admin token, same run",
+                    Some(shared.as_secs_f64()),
+                ),
                 (Target::None, "reported"),
                 &format!(
                     "all at once, each its own client and TLS connection: fetch the CA and check it against the join token's pin, exchange the token for the agent's credential (one store transaction: the token goes, the credential comes; a certificate for its API issued), keep both in its data folder (0600, synced), then register and read its {SNAPSHOT_ITEMS} items as itself; the baseline registers and reads the same with the admin's token. {same}"

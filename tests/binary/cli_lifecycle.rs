@@ -46,7 +46,10 @@ fn wait_for_a_status_and_for_a_delete() {
     );
     assert_usage_error(
         &host.cli(&["wait", "Probe", "p", "--for=gone"]),
-        &["--for=gone", "delete, create, or jsonpath"],
+        &[
+            "--for=gone",
+            "delete, create, condition=TYPE[=STATUS], or jsonpath",
+        ],
     );
 
     let mut waiting = host.watch(&["wait", "Probe", "p", "--for=delete", "--timeout", "60s"]);

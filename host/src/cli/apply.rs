@@ -1,4 +1,4 @@
-//! `reactor-host apply -f FILE|- [--dry-run]`.
+//! `reactor-host apply -f FILE|- [-f FILE]... [--dry-run]`.
 
 use super::client_args::ClientArgs;
 use crate::store::ApplyOutcome;
@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
-    /// A YAML or JSON file with one or more documents, or `-` for standard input.
-    #[arg(short = 'f', long = "filename")]
-    pub file: PathBuf,
+    /// A YAML or JSON file with one or more documents, or `-` for standard input; repeat
+    /// for several files, sent as one request (all or nothing).
+    #[arg(short = 'f', long = "filename", required = true)]
+    pub files: Vec<PathBuf>,
     /// Validate and admit on the server and print what would be created, updated or left
     /// unchanged, storing nothing.
     #[arg(long)]
@@ -17,14 +18,14 @@ pub struct ApplyArgs {
 }
 
 pub async fn run(args: ApplyArgs, global: &ClientArgs) -> anyhow::Result<()> {
-    let (source, requests) = super::documents::read(&args.file)?;
+    let (sources, requests) = super::documents::Sources::read(&args.files)?;
     let client = global.client()?;
     let answer = client
         .apply_answer(requests, args.dry_run)
         .await
-        .map_err(|e| super::documents::refusal(&source, e))?;
+        .map_err(|e| sources.refusal(e))?;
     for warning in &answer.warnings {
-        eprintln!("warning: {source}: {warning}");
+        eprintln!("warning: {}: {warning}", sources.names());
     }
     for item in answer.items {
         let what = match item.outcome {

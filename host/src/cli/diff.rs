@@ -1,4 +1,4 @@
-//! `reactor-host diff -f FILE`: what `apply -f FILE` would change, as a unified diff of each
+//! `reactor-host diff -f FILE [-f FILE]...`: what `apply -f FILE` would change, as a unified diff of each
 //! object's labels and spec (live → as the server's dry run of the file would leave it, so
 //! with its kind's defaults). Exits 0 without differences, 1 with, 2 on error.
 
@@ -13,9 +13,10 @@ use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// A YAML or JSON file with one or more documents, or `-` for standard input.
-    #[arg(short = 'f', long = "filename")]
-    pub file: PathBuf,
+    /// A YAML or JSON file with one or more documents, or `-` for standard input; repeat
+    /// for several files, sent as one request (all or nothing).
+    #[arg(short = 'f', long = "filename", required = true)]
+    pub files: Vec<PathBuf>,
 }
 
 pub async fn run(args: DiffArgs, global: &ClientArgs) -> anyhow::Result<()> {
@@ -35,13 +36,13 @@ pub async fn run(args: DiffArgs, global: &ClientArgs) -> anyhow::Result<()> {
 
 /// Prints the differences; answers whether there were any.
 async fn compare(args: &DiffArgs, global: &ClientArgs) -> anyhow::Result<bool> {
-    let (source, requests) = super::documents::read(&args.file)?;
+    let (sources, requests) = super::documents::Sources::read(&args.files)?;
     let client = global.client()?;
     // The objects as the apply would leave them: defaulted and admitted by the server.
     let planned = client
         .apply_with(requests.clone(), true)
         .await
-        .map_err(|e| super::documents::refusal(&source, e))?;
+        .map_err(|e| sources.refusal(e))?;
     let mut differs = false;
     for (request, planned) in requests.iter().zip(planned) {
         let live = match client.get(&request.kind, &request.name).await {

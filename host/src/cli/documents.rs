@@ -27,13 +27,51 @@ pub fn read(file: &Path) -> anyhow::Result<(String, Vec<ApplyRequest>)> {
     Ok((source, requests))
 }
 
-/// A server's answer to documents of `source`: a refusal naming a document (`document N:
-/// ...`) is said to be in `source`; other errors get the client's hints.
-pub fn refusal(source: &str, error: ClientError) -> anyhow::Error {
-    match error {
-        ClientError::Server { ref message, .. } if message.starts_with("document ") => {
-            anyhow::anyhow!("{source}: {message}")
+/// The documents of several `-f` files, in order, sent as one request: where each came from.
+#[derive(Debug, Default)]
+pub struct Sources(Vec<(String, usize)>);
+
+impl Sources {
+    /// Reads every file (nothing is sent if one cannot be read or parsed).
+    pub fn read(files: &[std::path::PathBuf]) -> anyhow::Result<(Sources, Vec<ApplyRequest>)> {
+        let mut sources = Sources::default();
+        let mut all = Vec::new();
+        for file in files {
+            let (source, requests) = read(file)?;
+            sources.0.push((source, requests.len()));
+            all.extend(requests);
         }
-        other => super::client_args::explain(other),
+        Ok((sources, all))
+    }
+
+    /// The file and the document within it of document `index` (from 1) of the request.
+    fn locate(&self, mut index: usize) -> Option<(&str, usize)> {
+        for (source, count) in &self.0 {
+            if index <= *count {
+                return Some((source, index));
+            }
+            index -= count;
+        }
+        None
+    }
+
+    /// The files, for messages about all of them.
+    pub fn names(&self) -> String {
+        let names: Vec<&str> = self.0.iter().map(|(s, _)| s.as_str()).collect();
+        names.join(", ")
+    }
+
+    /// A server's answer to the documents: a refusal naming a document (`document N: ...`)
+    /// is said of the file and the document within it; other errors get the client's hints.
+    pub fn refusal(&self, error: ClientError) -> anyhow::Error {
+        if let ClientError::Server { message, .. } = &error
+            && let Some(rest) = message.strip_prefix("document ")
+            && let Some((index, reason)) = rest.split_once(": ")
+            && let Ok(index) = index.parse::<usize>()
+            && let Some((source, within)) = self.locate(index)
+        {
+            return anyhow::anyhow!("{source}: document {within}: {reason}");
+        }
+        super::client_args::explain(error)
     }
 }

@@ -29,7 +29,7 @@ pub struct GetArgs {
 pub async fn run(mut args: GetArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let client = global.client()?;
     let resolved = super::kinds::resolve(&client, &args.kind).await?;
-    args.kind = resolved.kind;
+    args.kind = resolved.kind.clone();
     if let (KIND, Some(name)) = (args.kind.as_str(), &args.name) {
         args.name = Some(super::kinds::resolve_kind_name(&client, name).await?);
     }
@@ -49,6 +49,18 @@ pub async fn run(mut args: GetArgs, global: &ClientArgs) -> anyhow::Result<()> {
                 .list(&args.kind, args.selector.as_deref())
                 .await
                 .map_err(explain)?;
+            // Objects of a kind nobody registered still list. An empty list of such a kind
+            // is most likely a typo: a table says so as an error (as kubectl does for an
+            // unknown resource type); JSON, YAML and JSONPath stay an empty list for
+            // scripts, with a warning when a known kind is near.
+            if listing.items.is_empty() && !resolved.known && args.selector.is_none() {
+                if matches!(args.output, Output::Table) {
+                    return Err(resolved.unknown());
+                }
+                if !resolved.nearest.is_empty() {
+                    eprintln!("warning: {}", resolved.unknown());
+                }
+            }
             let text = match args.output.render(&listing)? {
                 Some(text) => text,
                 None => columns.table(&listing.items),

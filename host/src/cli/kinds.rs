@@ -1,11 +1,12 @@
-//! Kinds as a user types them: `get tenant` finds the kind `Tenant` when a Kind object, a
-//! host kind or a reactor names it so (an exact name first, then one that differs only in
-//! case), as kubectl resolves resource names.
+//! Kinds as a user types them: `get tenant` and `get tenants` find the kind `Tenant` when a
+//! Kind object, a host kind or a reactor names it so (an exact name first, then one that
+//! differs only in case, then its plural), as kubectl resolves resource names; a kind nobody
+//! knows is answered with the nearest known ones.
 
 use super::client_args::explain;
 use crate::api::Client;
 use crate::nimbus::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
-use crate::object::{KIND, KindSpec, Object};
+use crate::object::{KIND, KindSpec, Object, plural};
 use crate::runtime::Described;
 
 /// A kind as resolved, with its Kind object's spec when it has one.
@@ -13,6 +14,25 @@ use crate::runtime::Described;
 pub struct Resolved {
     pub kind: String,
     pub spec: Option<KindSpec>,
+    /// Whether a Kind object, the host or a reactor knows the kind.
+    pub known: bool,
+    /// The known kinds nearest to what was typed, when it is not known.
+    pub nearest: Vec<String>,
+}
+
+impl Resolved {
+    /// An error for a kind nobody knows: `get` says so rather than print an empty table.
+    pub fn unknown(&self) -> anyhow::Error {
+        let hint = match self.nearest.as_slice() {
+            [] => " (see reactor-host api-resources)".to_owned(),
+            [one] => format!("; did you mean {one}?"),
+            many => format!("; did you mean one of {}?", many.join(", ")),
+        };
+        anyhow::anyhow!(
+            "the server has no kind {:?}: no Kind object, reactor or object names it{hint}",
+            self.kind
+        )
+    }
 }
 
 /// The kind `typed` names: a Kind object's, a host kind or a reactor's kind of that name,
@@ -22,15 +42,29 @@ pub async fn resolve(client: &Client, typed: &str) -> anyhow::Result<Resolved> {
     let host = [KIND, AGENT_KIND, ITEM_KIND, REPORT_KIND].map(str::to_owned);
     let mut known: Vec<String> = kinds.iter().map(|o| o.name.clone()).collect();
     known.extend(host);
-    let kind = match pick(&known, typed) {
-        Some(kind) => kind,
-        None => pick(&reactor_kinds(client).await, typed).unwrap_or_else(|| typed.to_owned()),
+    let (kind, known, nearest) = match pick(&known, typed) {
+        Some(kind) => (kind, true, Vec::new()),
+        None => {
+            let reactors = reactor_kinds(client).await;
+            match pick(&reactors, typed) {
+                Some(kind) => (kind, true, Vec::new()),
+                None => {
+                    known.extend(reactors);
+                    (typed.to_owned(), false, nearest(&known, typed))
+                }
+            }
+        }
     };
     let spec = kinds
         .iter()
         .find(|o| o.name == kind)
         .and_then(|o| KindSpec::parse(&o.spec).ok());
-    Ok(Resolved { kind, spec })
+    Ok(Resolved {
+        kind,
+        spec,
+        known,
+        nearest,
+    })
 }
 
 /// The kind `typed` names (see [`resolve`]), for the commands that take a kind.
@@ -70,11 +104,40 @@ fn pick(known: &[String], typed: &str) -> Option<String> {
     if known.iter().any(|k| k == typed) {
         return Some(typed.to_owned());
     }
-    let mut folded = known.iter().filter(|k| k.eq_ignore_ascii_case(typed));
-    match (folded.next(), folded.next()) {
+    let only = |mut found: std::vec::IntoIter<&String>| match (found.next(), found.next()) {
         (Some(one), None) => Some(one.clone()),
         _ => None,
+    };
+    let folded: Vec<&String> = known
+        .iter()
+        .filter(|k| k.eq_ignore_ascii_case(typed))
+        .collect();
+    if !folded.is_empty() {
+        return only(folded.into_iter());
     }
+    let plural: Vec<&String> = known
+        .iter()
+        .filter(|k| plural(k) == typed.to_lowercase())
+        .collect();
+    only(plural.into_iter())
+}
+
+/// The known kinds within two edits of `typed` (or of its singular), nearest first.
+fn nearest(known: &[String], typed: &str) -> Vec<String> {
+    let typed = typed.to_lowercase();
+    let mut scored: Vec<(usize, &String)> = known
+        .iter()
+        .map(|k| {
+            let by_kind = strsim::levenshtein(&k.to_lowercase(), &typed);
+            let by_plural = strsim::levenshtein(&plural(k), &typed);
+            (by_kind.min(by_plural), k)
+        })
+        .filter(|(d, _)| *d <= 2)
+        .collect();
+    scored.sort();
+    let mut names: Vec<String> = scored.into_iter().map(|(_, k)| k.clone()).collect();
+    names.dedup();
+    names
 }
 
 #[cfg(test)]
@@ -94,5 +157,15 @@ mod tests {
         assert_eq!(pick(&known, "KIND").as_deref(), Some("Kind"));
         assert_eq!(pick(&known, "Ab"), None);
         assert_eq!(pick(&known, "Tenat"), None);
+        assert_eq!(pick(&known, "tenants").as_deref(), Some("Tenant"));
+        assert_eq!(pick(&known, "Kinds").as_deref(), Some("Kind"));
+    }
+
+    #[test]
+    fn nearest_kinds_for_a_typo() {
+        let known = ["Policy".to_owned(), "Tenant".to_owned(), "Kind".to_owned()];
+        assert_eq!(super::nearest(&known, "Polcy"), ["Policy"]);
+        assert_eq!(super::nearest(&known, "policys"), ["Policy"]);
+        assert_eq!(super::nearest(&known, "Gadget"), Vec::<String>::new());
     }
 }

@@ -191,7 +191,9 @@ fn the_token_is_required_and_private() {
     assert_fails_with(&out, &["invalid API token"]);
     let out = std::process::Command::new(reactor_testkit::reactor_host_bin())
         .env("REACTOR_CA", host.data.join("ca.crt"))
-        .args(["get", "Policy", "--server", &host.url, "--data"])
+        .args([
+            "get", "Policy", "-o", "json", "--server", &host.url, "--data",
+        ])
         .arg(&elsewhere)
         .env("REACTOR_TOKEN", host.token())
         .output()

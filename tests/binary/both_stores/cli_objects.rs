@@ -169,3 +169,101 @@ fn diff_shows_what_apply_would_change() {
     assert_eq!(bad.status.code(), Some(2));
     assert_fails_with(&bad, &["objects.yaml", "document 1", "Bad Name"]);
 }
+
+/// What kubectl's hands type: several `-f` files applied as one (a refusal names the file
+/// and its document, and nothing is applied), plural kind names, a typo answered with the
+/// nearest kind, JSONPath `{range}` and dashed keys, and `wait --for=condition=`.
+#[test]
+fn kubectl_habits_work() {
+    let (tmp, host) = started();
+    let first = tmp.path().join("first.yaml");
+    let second = tmp.path().join("second.yaml");
+    let (first_s, second_s) = (first.display().to_string(), second.display().to_string());
+    std::fs::write(&first, "kind: Thing\nname: e\nspec: {size: 5}\n").expect("write");
+    std::fs::write(
+        &second,
+        "kind: Thing\nname: f\nspec: {}\n---\nkind: Thing\nname: Bad_Name\nspec: {}\n",
+    )
+    .expect("write");
+    let out = host.cli(&["apply", "-f", &first_s, "-f", &second_s]);
+    assert_fails_with(&out, &[&format!("{second_s}: document 2:"), "Bad_Name"]);
+    assert_eq!(
+        names(&host, "Thing"),
+        "a b c",
+        "nothing of the refused apply"
+    );
+    std::fs::write(&second, "kind: Thing\nname: f\nspec: {}\n").expect("write");
+    let out = host.cli(&["apply", "-f", &first_s, "-f", &second_s]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(names(&host, "Thing"), "a b c e f");
+
+    // A kind with a Kind object answers to its plural; a typo of it is an error with a hint.
+    let out = host.cli_with_stdin(
+        &["apply", "-f", "-"],
+        Some("kind: Kind\nname: Thing\nspec: {}\n"),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(names(&host, "things"), "a b c e f");
+    assert_fails_with(
+        &host.cli(&["get", "Thnig"]),
+        &["the server has no kind \"Thnig\"", "did you mean Thing?"],
+    );
+    let out = host.cli(&["get", "Thnig", "-o", "json"]);
+    assert!(
+        out.status.success(),
+        "scripts get an empty list: {}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("did you mean Thing?"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = host.cli(&[
+        "get",
+        "Thing",
+        "-l",
+        "app=db",
+        "-o",
+        r#"jsonpath={range .items[*]}{.name}:{.labels.app}{"\n"}{end}"#,
+    ]);
+    assert_eq!(stdout(&out).trim_end(), "b:db\nc:db", "{}", stderr(&out));
+
+    // A condition a controller sets, as Kubernetes' controllers do.
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let status = serde_json::json!({
+        "conditions": [{"type": "Ready", "status": "True", "observedGeneration": 1}],
+        "sync-state": "done"
+    });
+    runtime
+        .block_on(host.client().set_status("Thing", "e", status, None))
+        .expect("status");
+    let out = host.cli(&[
+        "wait",
+        "Thing",
+        "e",
+        "--for=condition=Ready",
+        "--timeout",
+        "10s",
+    ]);
+    assert_eq!(
+        stdout(&out).trim(),
+        "Thing/e condition met",
+        "{}",
+        stderr(&out)
+    );
+    let out = host.cli(&["get", "Thing", "e", "-o", "jsonpath={.status.sync-state}"]);
+    assert_eq!(stdout(&out).trim_end(), "done", "{}", stderr(&out));
+    assert_fails_with(
+        &host.cli(&[
+            "wait",
+            "Thing",
+            "e",
+            "--for=condition=Ready=False",
+            "--timeout",
+            "1s",
+        ]),
+        &["timed out after 1s waiting for Thing/e: condition=Ready=False"],
+    );
+}

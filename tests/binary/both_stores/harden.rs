@@ -890,7 +890,7 @@ fn data_folders_are_private_and_tokens_are_read_from_files() {
             .output()
             .expect("client runs")
     };
-    let out = client(&["get", "Policy"], &token_file);
+    let out = client(&["get", "Policy", "-o", "json"], &token_file);
     assert!(out.status.success(), "{}", stderr(&out));
     let wrong = tmp.path().join("wrong-token");
     std::fs::write(&wrong, "not-the-token\n").expect("write");

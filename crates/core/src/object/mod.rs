@@ -10,7 +10,7 @@ mod selector;
 pub use document::{DocumentError, InputDocument, parse_documents};
 pub use from_map::from_map;
 pub use kind::{Column, KIND, KindError, KindSpec, validate_object_name};
-pub use names::{NameError, validate_kind, validate_labels, validate_name};
+pub use names::{NameError, plural, validate_kind, validate_labels, validate_name};
 pub use owner::{Owner, RESERVED_KINDS, is_reserved};
 pub use selector::{Selector, SelectorError};
 

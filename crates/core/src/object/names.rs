@@ -105,9 +105,45 @@ fn is_dns_subdomain(prefix: &str) -> bool {
     prefix.len() <= 253 && prefix.split('.').all(|part| validate_name(part).is_ok())
 }
 
+/// A kind's plural as Kubernetes makes a resource's by default: lowercase, then `y` after a
+/// consonant → `ies`, a sibilant ending (`s`, `x`, `z`, `ch`, `sh`) → `es`, else `s`
+/// (`Policy` → `policies`, `Gateway` → `gateways`, `Mesh` → `meshes`).
+pub fn plural(kind: &str) -> String {
+    let lower = kind.to_lowercase();
+    let before_y = lower.strip_suffix('y');
+    match before_y {
+        Some(stem) if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) && !stem.is_empty() => {
+            format!("{stem}ies")
+        }
+        _ if ["s", "x", "z", "ch", "sh"]
+            .iter()
+            .any(|end| lower.ends_with(end)) =>
+        {
+            format!("{lower}es")
+        }
+        _ => format!("{lower}s"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kubernetes_default_plurals() {
+        for (kind, want) in [
+            ("Policy", "policies"),
+            ("Gateway", "gateways"),
+            ("Mesh", "meshes"),
+            ("Ingress", "ingresses"),
+            ("Box", "boxes"),
+            ("Match", "matches"),
+            ("Tenant", "tenants"),
+            ("NimbusItem", "nimbusitems"),
+        ] {
+            assert_eq!(plural(kind), want, "{kind}");
+        }
+    }
 
     #[test]
     fn kinds() {
