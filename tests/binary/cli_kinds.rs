@@ -189,7 +189,7 @@ fn a_kind_validates_defaults_and_shows_its_columns() {
     assert!(
         table
             .lines()
-            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["Tenant", "yes", "-"]),
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["Tenant", "yes", "-", "-"]),
         "{table}"
     );
 

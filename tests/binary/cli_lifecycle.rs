@@ -158,10 +158,13 @@ fn api_resources_lists_the_reactors_kinds_and_the_hosts() {
         .lines()
         .map(|l| l.split_whitespace().collect())
         .collect();
-    assert_eq!(rows[0], ["KIND", "SCHEMA", "RECONCILED", "BY"]);
-    assert!(rows.contains(&vec!["Probe", "-", "probe"]), "{text}");
-    assert!(rows.contains(&vec!["Agent", "-", "host"]), "{text}");
-    assert!(rows.contains(&vec!["Kind", "-", "host"]), "{text}");
+    assert_eq!(
+        rows[0],
+        ["KIND", "SCHEMA", "RECONCILED", "BY", "WATCHED", "BY"]
+    );
+    assert!(rows.contains(&vec!["Probe", "-", "probe", "-"]), "{text}");
+    assert!(rows.contains(&vec!["Agent", "-", "host", "-"]), "{text}");
+    assert!(rows.contains(&vec!["Kind", "-", "host", "-"]), "{text}");
     let json = host.cli(&["api-resources", "-o", "json"]);
     let resources: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
     assert!(

@@ -1,12 +1,13 @@
-//! `reactor-host api-resources`: the kinds this server knows of, and who reconciles them —
-//! the kinds of its Kind objects, those its reactors said they watch, and the host's own.
+//! `reactor-host api-resources`: the kinds this server knows of, who reconciles them and
+//! who watches them — the kinds of its Kind objects, those its reactors reconcile, own or
+//! watch, and the host's own.
 
 use super::client_args::{ClientArgs, explain};
 use super::output::{Output, parse_output};
 use super::table::render;
 use crate::nimbus::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
 use crate::object::{KIND, KindSpec};
-use crate::runtime::Described;
+use crate::runtime::{Described, Watch};
 use clap::Args;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -28,6 +29,10 @@ struct Resource {
     /// `host` for the reserved kinds, else the reactors that watch it.
     #[serde(rename = "reconciledBy")]
     reconciled_by: Vec<String>,
+    /// The reactors that own objects of the kind (`NAME (owns)`) or watch them to map their
+    /// changes to their own objects (`NAME (references)`, `NAME (selects)`).
+    #[serde(rename = "watchedBy")]
+    watched_by: Vec<String>,
 }
 
 pub async fn run(args: ApiResourcesArgs, global: &ClientArgs) -> anyhow::Result<()> {
@@ -48,6 +53,7 @@ pub async fn run(args: ApiResourcesArgs, global: &ClientArgs) -> anyhow::Result<
     for kind in registered.keys() {
         kinds.entry(kind.clone()).or_default();
     }
+    let mut watched: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for component in &components {
         if let Some(Described::Controller(reactor)) = &component.described {
             for kind in &reactor.kinds {
@@ -56,6 +62,18 @@ pub async fn run(args: ApiResourcesArgs, global: &ClientArgs) -> anyhow::Result<
                     .or_default()
                     .push(component.name.clone());
             }
+            for watch in &reactor.watches {
+                let (kind, how) = match watch {
+                    Watch::Owns { kind } => (kind, "owns"),
+                    Watch::References { kind, .. } => (kind, "references"),
+                    Watch::Selects { kind, .. } => (kind, "selects"),
+                };
+                kinds.entry(kind.clone()).or_default();
+                watched
+                    .entry(kind.clone())
+                    .or_default()
+                    .push(format!("{} ({how})", component.name));
+            }
         }
     }
     let resources: Vec<Resource> = kinds
@@ -63,6 +81,7 @@ pub async fn run(args: ApiResourcesArgs, global: &ClientArgs) -> anyhow::Result<
         .map(|(kind, reconciled_by)| Resource {
             registered: registered.contains_key(&kind),
             schema: registered.get(&kind).copied().unwrap_or(false),
+            watched_by: watched.remove(&kind).unwrap_or_default(),
             kind,
             reconciled_by,
         })
@@ -70,18 +89,23 @@ pub async fn run(args: ApiResourcesArgs, global: &ClientArgs) -> anyhow::Result<
     let text = match args.output.render(&resources)? {
         Some(text) => text,
         None => render(
-            &["KIND", "SCHEMA", "RECONCILED BY"],
+            &["KIND", "SCHEMA", "RECONCILED BY", "WATCHED BY"],
             resources.iter().map(|r| {
                 let schema = match (r.registered, r.schema) {
                     (false, _) => "-",
                     (true, true) => "yes",
                     (true, false) => "no",
                 };
-                let by = match r.reconciled_by.is_empty() {
+                let list = |names: &[String]| match names.is_empty() {
                     true => "-".to_owned(),
-                    false => r.reconciled_by.join(","),
+                    false => names.join(","),
                 };
-                vec![r.kind.clone(), schema.to_owned(), by]
+                vec![
+                    r.kind.clone(),
+                    schema.to_owned(),
+                    list(&r.reconciled_by),
+                    list(&r.watched_by),
+                ]
             }),
         ),
     };

@@ -7,7 +7,7 @@ use super::client_args::explain;
 use crate::api::Client;
 use crate::nimbus::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
 use crate::object::{KIND, KindSpec, Object, plural};
-use crate::runtime::Described;
+use crate::runtime::{Described, Watch};
 
 /// A kind as resolved, with its Kind object's spec when it has one.
 #[derive(Debug, Clone)]
@@ -87,13 +87,23 @@ pub async fn kind_objects(client: &Client) -> anyhow::Result<Vec<Object>> {
     Ok(listing.items)
 }
 
-/// The kinds the loaded reactors reconcile (none if the server does not say).
+/// The kinds the loaded reactors reconcile, own or watch (none if the server does not say).
 async fn reactor_kinds(client: &Client) -> Vec<String> {
     let components = client.components().await.unwrap_or_default();
     components
         .into_iter()
         .filter_map(|c| match c.described {
-            Some(Described::Controller(reactor)) => Some(reactor.kinds),
+            Some(Described::Controller(reactor)) => Some(
+                reactor
+                    .kinds
+                    .into_iter()
+                    .chain(reactor.watches.into_iter().map(|w| match w {
+                        Watch::Owns { kind }
+                        | Watch::References { kind, .. }
+                        | Watch::Selects { kind, .. } => kind,
+                    }))
+                    .collect::<Vec<_>>(),
+            ),
             _ => None,
         })
         .flatten()

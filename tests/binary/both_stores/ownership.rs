@@ -79,6 +79,23 @@ pub(crate) fn tenant_flow(reactor: &str) {
     let host = host_of(reactor, &tmp.path().join("data"));
     let agent = Agent::start(&host, tmp.path(), "edge-1", &["role=edge"]);
 
+    // api-resources says which kinds the reactor reconciles, owns and references; they are
+    // kinds `get` knows by their plural before any object of them exists.
+    let table = reactor_testkit::stdout(&host.cli(&["api-resources"]));
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    for row in [
+        vec!["Tenant", "-", reactor, "-"],
+        vec!["Plan", "-", "-", reactor, "(references)"],
+        vec!["TenantNamespace", "-", "-", reactor, "(owns)"],
+    ] {
+        assert!(rows.contains(&row), "{row:?} in\n{table}");
+    }
+    let out = host.cli(&["get", "plans"]);
+    assert!(out.status.success(), "{}", reactor_testkit::stderr(&out));
+
     // Applied before its Plan: not ready, and not retried (the reactor returned done).
     apply(&host, &tenant("acme", "gold", &["dev", "prod"]));
     let status = eventually("acme waits for its plan", 30, || {
