@@ -59,18 +59,45 @@ impl Etcd {
     }
 
     fn start_at(dir: PathBuf, temp: Option<tempfile::TempDir>, tls: bool) -> Etcd {
+        Self::start_on(dir, temp, tls, free_port())
+    }
+
+    /// [`Etcd::start_at`] trying `client_port` first.
+    fn start_on(
+        dir: PathBuf,
+        temp: Option<tempfile::TempDir>,
+        tls: bool,
+        client_port: u16,
+    ) -> Etcd {
         let pki = tls.then(|| Pki::generate(&dir.join("pki")));
         let mut etcd = Etcd {
             child: None,
             dir,
             _temp: temp,
-            client_port: free_port(),
+            client_port,
             peer_port: free_port(),
             metrics_port: free_port(),
             pki,
         };
-        etcd.launch();
-        etcd
+        // A free port found is free only until somebody else binds it (another test's server
+        // or etcd): when etcd finds one of its three taken, it starts again on new ones (on
+        // new data, if it had none: the first attempt's recorded the old peer address).
+        let fresh = !etcd.dir.join("data").exists();
+        for _ in 0..5 {
+            match etcd.try_launch() {
+                Ok(()) => return etcd,
+                Err(log) if log.contains("address already in use") => {
+                    if fresh {
+                        let _ = std::fs::remove_dir_all(etcd.dir.join("data"));
+                    }
+                    etcd.client_port = free_port();
+                    etcd.peer_port = free_port();
+                    etcd.metrics_port = free_port();
+                }
+                Err(log) => panic!("{log}"),
+            }
+        }
+        panic!("etcd found its ports taken 5 times: {}", etcd.log());
     }
 
     /// `host:port` of the client endpoint.
@@ -158,6 +185,14 @@ impl Etcd {
     }
 
     fn launch(&mut self) {
+        if let Err(log) = self.try_launch() {
+            panic!("{log}");
+        }
+    }
+
+    /// Starts etcd on its ports and waits until it is healthy; else what went wrong, with
+    /// its log.
+    fn try_launch(&mut self) -> Result<(), String> {
         let client = self.client_url();
         let peer = format!("http://127.0.0.1:{}", self.peer_port);
         let metrics = format!("http://127.0.0.1:{}", self.metrics_port);
@@ -192,23 +227,27 @@ impl Etcd {
             .spawn()
             .expect("etcd starts (is etcd-server installed? run scripts/setup.sh)");
         self.child = Some(child);
-        self.wait_healthy();
+        self.wait_healthy()
     }
 
-    fn wait_healthy(&mut self) {
+    fn wait_healthy(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if self.healthy() {
-                return;
+                return Ok(());
             }
             if let Some(child) = self.child.as_mut()
                 && let Ok(Some(status)) = child.try_wait()
             {
-                panic!("etcd exited with {status}: {}", self.log());
+                return Err(format!("etcd exited with {status}: {}", self.log()));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        panic!("etcd not healthy within 30s: {}", self.log());
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        Err(format!("etcd not healthy within 30s: {}", self.log()))
     }
 
     fn healthy(&self) -> bool {
@@ -255,5 +294,26 @@ impl Etcd {
 impl Drop for Etcd {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A port taken between its finding and etcd's start: etcd starts on others.
+    #[test]
+    fn a_port_taken_meanwhile_is_given_up_for_another() {
+        let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = taken.local_addr().expect("address").port();
+        let temp = tempfile::tempdir().expect("tempdir");
+        let etcd = Etcd::start_on(temp.path().to_owned(), Some(temp), false, port);
+        assert_ne!(etcd.client_port, port);
+        assert!(etcd.healthy());
+        assert!(
+            etcd.log().contains("address already in use"),
+            "{}",
+            etcd.log()
+        );
     }
 }
