@@ -151,6 +151,19 @@ async fn drive(store: &EtcdStore, replicas: &[Server], count: usize) -> anyhow::
     for (batch, client) in policies(count).chunks(BATCH).zip(clients.iter().cycle()) {
         client.apply(batch.to_vec()).await?;
     }
+    reconciled(&mut events, count, started).await
+}
+
+/// Follows `events` (a watch of the kind Policy) until policy-rust reconciled generation 1 of
+/// `count` Policies; the time since `started`.
+pub async fn reconciled<E>(
+    events: &mut (impl futures::Stream<Item = Result<reactor_host::store::WatchEvent, E>> + Unpin),
+    count: usize,
+    started: Instant,
+) -> anyhow::Result<Duration>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
     let mut done = HashSet::new();
     let deadline = started + DEADLINE;
     while done.len() < count {

@@ -9,11 +9,8 @@ use crate::publish::policy_server_on;
 use crate::report::{Scenario, Target};
 use crate::scenarios::Rows;
 use crate::server::Transport;
-use anyhow::Context;
-use futures::StreamExt;
 use reactor_host::api::Client;
-use reactor_host::store::EventType;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -57,21 +54,7 @@ async fn apply_to_status(
     for batch in policies(count).chunks(BATCH) {
         client.apply(batch.to_vec()).await?;
     }
-    let mut done = HashSet::new();
-    let deadline = started + DEADLINE;
-    while done.len() < count {
-        let event = tokio::time::timeout_at(deadline.into(), events.next())
-            .await
-            .with_context(|| format!("{} of {count} reconciled in {DEADLINE:?}", done.len()))?
-            .context("watch ended")??;
-        if event.event_type == EventType::Updated
-            && let Some(object) = event.object
-            && object.status["reconcile"]["policy-rust"]["observedGeneration"] == 1
-        {
-            done.insert(object.name.clone());
-        }
-    }
-    Ok(started.elapsed())
+    crate::replicas::reconciled(&mut events, count, started).await
 }
 
 /// `agents` agents connect at once to a TLS server and each takes its snapshot of
