@@ -39,6 +39,10 @@ use tracing::Instrument;
 pub enum AgentError {
     #[error("the server at {server} refused the agent's credential: {reason}")]
     Refused { server: String, reason: String },
+    #[error(
+        "the server at {server} presents a certificate this agent does not trust ({reason}): give its CA with --ca, or join with a token that pins it"
+    )]
+    Untrusted { server: String, reason: String },
     #[error("the server's CA: {0}")]
     Client(#[from] ClientError),
     #[error("the agent API's certificate: {0}")]
@@ -131,6 +135,16 @@ pub async fn run(config: AgentConfig) -> Result<(), AgentError> {
                 break Err(AgentError::Refused {
                     server: config.server.clone(),
                     reason: e.to_string(),
+                });
+            }
+            Err(session::SessionError::Client(e)) if e.untrusted() => {
+                let reason = match e {
+                    ClientError::Unreachable { reason, .. } => reason,
+                    other => other.to_string(),
+                };
+                break Err(AgentError::Untrusted {
+                    server: config.server.clone(),
+                    reason,
                 });
             }
             Err(session::SessionError::State(e)) => break Err(e.into()),

@@ -36,6 +36,12 @@ pub enum ClientError {
 }
 
 impl ClientError {
+    /// Whether the server's certificate was refused (signed by a CA not trusted, or not for
+    /// its name): retrying does not help.
+    pub fn untrusted(&self) -> bool {
+        matches!(self, Self::Unreachable { reason, .. } if reason.contains("invalid peer certificate"))
+    }
+
     /// The error code the server answered with, if it answered.
     pub fn code(&self) -> Option<ErrorCode> {
         match self {

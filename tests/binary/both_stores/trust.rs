@@ -526,6 +526,33 @@ fn tls_join_tokens_users_and_the_audit_log_hold_against_misuse() {
         stderr(&out)
     );
 
+    // An agent that trusts another CA than the one that signed the server's certificate
+    // stops with one line rather than retry for ever.
+    let mut agent = std::process::Command::new(reactor_testkit::reactor_host_bin())
+        .args(["agent", "--id", "j5", "--server", &host.url, "--data"])
+        .arg(tmp.path().join("j5"))
+        .arg("--ca")
+        .arg(other.data.join("ca.crt"))
+        .env("REACTOR_TOKEN", host.token())
+        .env_remove("REACTOR_JOIN_TOKEN")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("agent runs");
+    let stopped = eventually("the untrusting agent stops", 30, || {
+        agent.try_wait().ok().flatten()
+    });
+    assert!(!stopped.success());
+    let mut said = String::new();
+    std::io::Read::read_to_string(
+        &mut agent.stderr.take().expect("stderr is piped"),
+        &mut said,
+    )
+    .expect("stderr");
+    assert!(
+        said.contains("presents a certificate this agent does not trust") && said.contains("--ca"),
+        "{said}"
+    );
+
     // The audit log has the changes and the refusals, with who made them.
     let out = host.cli(&["audit", "-o", "json", "--limit", "1000"]);
     assert!(out.status.success(), "{}", stderr(&out));
