@@ -153,6 +153,7 @@ pub async fn join(
             kind: CREDENTIAL_KIND.into(),
             name: minted.id.clone(),
             labels: Default::default(),
+            annotations: Default::default(),
             spec: to_value(&credential)?,
             expected_revision: Some(0),
             owner: None,
