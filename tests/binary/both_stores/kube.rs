@@ -496,3 +496,142 @@ spec: {size: 1}
         stderr(&missing)
     );
 }
+
+#[test]
+fn the_api_answers_as_kubernetes_does() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = Host::start(&tmp.path().join("data"), &["--bookmark-interval", "200ms"]);
+    let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(WIDGETS));
+    assert!(out.status.success(), "apply: {}", stderr(&out));
+    let out = host.cli_with_stdin(
+        &["apply", "-f", "-"],
+        Some("kind: Widget\nname: w2\nlabels: {app: db}\nspec: {size: 5}\n"),
+    );
+    assert!(out.status.success(), "apply: {}", stderr(&out));
+    // kubectl ignores -n for a cluster-scoped resource.
+    let named = ok(
+        host.kubectl(&["get", "wd", "-n", "elsewhere", "-o", "name"]),
+        "-n",
+    );
+    assert_eq!(named.lines().count(), 2, "{named}");
+
+    let http = host.http();
+    let token = host.token();
+    let base = format!("{}/apis/reactor.dev/v1/widgets", host.url);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let get = |url: String| http.get(url).bearer_auth(&token);
+        // Aggregated discovery, as kubectl asks for it first.
+        let answer = get(format!("{}/apis", host.url))
+            .header(
+                "accept",
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+            )
+            .send()
+            .await
+            .expect("discovery");
+        let content_type = answer.headers()["content-type"].to_str().expect("ascii").to_owned();
+        assert!(content_type.contains("as=APIGroupDiscoveryList"), "{content_type}");
+        let doc: Value = answer.json().await.expect("JSON");
+        let resources = &doc["items"][0]["versions"][0]["resources"];
+        assert!(
+            resources
+                .as_array()
+                .expect("resources")
+                .iter()
+                .any(|r| r["resource"] == "widgets" && r["shortNames"][0] == "wd"),
+            "{doc}"
+        );
+
+        // Pages: limit and continue.
+        let page: Value = get(format!("{base}?limit=1")).send().await.expect("list").json().await.expect("JSON");
+        assert_eq!(page["kind"], "WidgetList");
+        assert_eq!(page["items"].as_array().map(Vec::len), Some(1));
+        assert_eq!(page["items"][0]["metadata"]["name"], "w1");
+        let next = page["metadata"]["continue"].as_str().expect("a continue").to_owned();
+        let rest: Value = get(format!("{base}?limit=1&continue={next}")).send().await.expect("list").json().await.expect("JSON");
+        assert_eq!(rest["items"][0]["metadata"]["name"], "w2");
+        assert!(rest["metadata"]["continue"].is_null(), "{rest}");
+
+        // A watch from a revision, with bookmarks, that ends after timeoutSeconds.
+        let revision = page["metadata"]["resourceVersion"].as_str().expect("rv").to_owned();
+        let watch = get(format!(
+            "{base}?watch=1&resourceVersion={revision}&allowWatchBookmarks=true&timeoutSeconds=3"
+        ))
+        .send()
+        .await
+        .expect("watch");
+        assert_eq!(watch.status(), 200);
+        let out = host.cli_with_stdin(
+            &["apply", "-f", "-"],
+            Some("kind: Widget\nname: w2\nlabels: {app: db}\nspec: {size: 6}\n"),
+        );
+        assert!(out.status.success(), "apply: {}", stderr(&out));
+        let started = std::time::Instant::now();
+        let body = watch.text().await.expect("the watch ends");
+        assert!(started.elapsed() < Duration::from_secs(10), "timeoutSeconds ends it");
+        let events: Vec<Value> = body
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON event"))
+            .collect();
+        assert!(
+            events.iter().any(|e| e["type"] == "MODIFIED"
+                && e["object"]["metadata"]["name"] == "w2"
+                && e["object"]["spec"]["size"] == 6),
+            "{body}"
+        );
+        assert!(events.iter().any(|e| e["type"] == "BOOKMARK"), "{body}");
+
+        // deletecollection with a selector deletes what it selects.
+        let deleted: Value = http
+            .delete(format!("{base}?labelSelector=app%3Ddb"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .expect("deletecollection")
+            .json()
+            .await
+            .expect("JSON");
+        assert_eq!(deleted["items"][0]["metadata"]["name"], "w2", "{deleted}");
+        assert!(host.object("Widget", "w2").is_none());
+        assert!(host.object("Widget", "w1").is_some());
+
+        // Refusals are Status, with Kubernetes' reasons and codes.
+        let anonymous = http.get(&base).send().await.expect("anonymous");
+        assert_eq!(anonymous.status(), 401);
+        let status: Value = anonymous.json().await.expect("JSON");
+        assert_eq!((status["kind"].as_str(), status["reason"].as_str()), (Some("Status"), Some("Unauthorized")));
+        let viewer = host.user("viewer", "view");
+        let refused = http
+            .post(&base)
+            .bearer_auth(&viewer)
+            .json(&serde_json::json!({"apiVersion": "reactor.dev/v1", "kind": "Widget", "metadata": {"name": "w3"}}))
+            .send()
+            .await
+            .expect("a viewer's create");
+        assert_eq!(refused.status(), 403);
+        let status: Value = refused.json().await.expect("JSON");
+        assert_eq!(status["reason"], "Forbidden");
+        let smp = http
+            .patch(format!("{base}/w1"))
+            .bearer_auth(&token)
+            .header("content-type", "application/strategic-merge-patch+json")
+            .body("{}")
+            .send()
+            .await
+            .expect("a strategic merge patch");
+        assert_eq!(smp.status(), 415);
+        let status: Value = smp.json().await.expect("JSON");
+        assert_eq!(status["reason"], "UnsupportedMediaType");
+        let wrong = http
+            .post(&base)
+            .bearer_auth(&token)
+            .json(&serde_json::json!({"apiVersion": "reactor.dev/v1", "kind": "Widget", "metadata": {"name": "Not_OK"}}))
+            .send()
+            .await
+            .expect("a bad name");
+        assert_eq!(wrong.status(), 422);
+        let status: Value = wrong.json().await.expect("JSON");
+        assert_eq!(status["reason"], "Invalid", "{status}");
+    });
+}
