@@ -295,7 +295,7 @@ spec:
     // A write through /v1 is what kubectl reads next.
     let out = host.cli_with_stdin(
         &["apply", "-f", "-"],
-        Some("kind: Widget\nname: w2\nlabels: {app: shop}\nspec: {size: 9}\n"),
+        Some("kind: Widget\nname: w2\nlabels: {app: shop}\nannotations: {example.com/by: v1}\nspec: {size: 9}\n"),
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let size = ok(
@@ -303,6 +303,17 @@ spec:
         "get",
     );
     assert_eq!(size, "9");
+    let by = ok(
+        host.kubectl(&[
+            "get",
+            "wd",
+            "w2",
+            "-o",
+            r"jsonpath={.metadata.annotations.example\.com/by}",
+        ]),
+        "get",
+    );
+    assert_eq!(by, "v1", "an annotation written through /v1");
 
     // kubectl leaves validation to the server (default flags), which checks the Kind's schema.
     let wrong = first.replace("size: 1", "size: big");
@@ -633,5 +644,36 @@ fn the_api_answers_as_kubernetes_does() {
         assert_eq!(wrong.status(), 422);
         let status: Value = wrong.json().await.expect("JSON");
         assert_eq!(status["reason"], "Invalid", "{status}");
+    });
+}
+
+#[test]
+fn a_watch_from_a_compacted_revision_is_expired() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // The embedded store keeps only the two newest changes for watches.
+    let host = Host::start(&tmp.path().join("data"), &["--log-retention", "2"]);
+    let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(WIDGETS));
+    assert!(out.status.success(), "apply: {}", stderr(&out));
+    for size in 4..9 {
+        let doc = format!("kind: Widget\nname: w1\nspec: {{size: {size}}}\n");
+        let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(&doc));
+        assert!(out.status.success(), "apply: {}", stderr(&out));
+    }
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let answer = host
+            .http()
+            .get(format!(
+                "{}/apis/reactor.dev/v1/widgets?watch=1&resourceVersion=1",
+                host.url
+            ))
+            .bearer_auth(host.token())
+            .send()
+            .await
+            .expect("watch");
+        assert_eq!(answer.status(), 410);
+        let status: Value = answer.json().await.expect("a Status");
+        assert_eq!(status["reason"], "Expired", "{status}");
+        assert_eq!(status["code"], 410);
     });
 }
