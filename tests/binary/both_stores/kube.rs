@@ -593,6 +593,32 @@ fn the_api_answers_as_kubernetes_does() {
         );
         assert!(events.iter().any(|e| e["type"] == "BOOKMARK"), "{body}");
 
+        // sendInitialEvents: the objects as they are, then a bookmark that says so.
+        let initial = get(format!(
+            "{base}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"
+        ))
+        .send()
+        .await
+        .expect("watch")
+        .text()
+        .await
+        .expect("the watch ends");
+        let events: Vec<Value> = initial
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON event"))
+            .collect();
+        let added: Vec<&str> = events
+            .iter()
+            .filter(|e| e["type"] == "ADDED")
+            .filter_map(|e| e["object"]["metadata"]["name"].as_str())
+            .collect();
+        assert_eq!(added, ["w1", "w2"], "{initial}");
+        assert!(
+            events.iter().any(|e| e["type"] == "BOOKMARK"
+                && e["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true"),
+            "{initial}"
+        );
+
         // deletecollection with a selector deletes what it selects.
         let deleted: Value = http
             .delete(format!("{base}?labelSelector=app%3Ddb"))
@@ -606,6 +632,23 @@ fn the_api_answers_as_kubernetes_does() {
         assert_eq!(deleted["items"][0]["metadata"]["name"], "w2", "{deleted}");
         assert!(host.object("Widget", "w2").is_none());
         assert!(host.object("Widget", "w1").is_some());
+
+        // Changes through this API are audited as /v1's are.
+        let audit: Value = get(format!("{}/v1/audit?limit=100", host.url))
+            .send()
+            .await
+            .expect("audit")
+            .json()
+            .await
+            .expect("JSON");
+        assert!(
+            audit.as_array().expect("entries").iter().any(|e| e["verb"] == "DELETE"
+                && e["path"] == "/apis/reactor.dev/v1/widgets"
+                && e["kind"] == "widgets"
+                && e["status"] == 200
+                && e["identity"] == "user:admin"),
+            "{audit}"
+        );
 
         // Refusals are Status, with Kubernetes' reasons and codes.
         let anonymous = http.get(&base).send().await.expect("anonymous");
