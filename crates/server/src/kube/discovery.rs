@@ -1,7 +1,7 @@
 //! Discovery routes: what kubectl reads to learn the resources (`kubectl api-resources`).
 
 use super::reply::{Refusal, Refused, Reply, json};
-use super::resources::catalog;
+use super::target::catalog;
 use crate::AppState;
 use crate::path::Path;
 use axum::extract::State;

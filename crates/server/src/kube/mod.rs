@@ -6,6 +6,7 @@
 mod discovery;
 mod reply;
 mod resources;
+mod target;
 mod watch;
 
 pub(crate) use reply::to_status;

@@ -3,6 +3,7 @@
 //! are admitted and stored as `/v1`'s applies are; `resourceVersion` is the compare-and-swap.
 
 use super::reply::{Refusal, Refused, Reply, json};
+use super::target::{Target, bad_query};
 use crate::AppState;
 use crate::path::Path;
 use axum::body::Bytes;
@@ -10,87 +11,15 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
-use reactor_core::object::{KIND, Object, Selector};
+use reactor_core::object::Object;
+use reactor_kube::KubeError;
 use reactor_kube::events::Shape;
-use reactor_kube::mapping::{Incoming, MappingError, from_kube, to_kube, to_list};
+use reactor_kube::mapping::{Incoming, MappingError, from_kube, to_list};
 use reactor_kube::patch::{PatchError, PatchType};
-use reactor_kube::query::{Query as KubeQuery, QueryError};
+use reactor_kube::query::Query as KubeQuery;
 use reactor_kube::table::{IncludeObject, table, wants_table};
-use reactor_kube::{About, Catalog, KubeError, Resource};
-use reactor_store::{CAS_ATTEMPTS, StoreError, Write};
+use reactor_store::{CAS_ATTEMPTS, Write};
 use serde_json::Value;
-
-/// The resources served now: one per Kind object, read at each request.
-pub(super) async fn catalog(state: &AppState) -> Result<Catalog, Refusal> {
-    let listing = state
-        .store
-        .list(KIND, &Selector::default())
-        .await
-        .map_err(|e| Refusal::from(KubeError::InternalError(e.to_string())))?;
-    Ok(Catalog::new(&state.api_group, &listing.items))
-}
-
-/// The resource a request names, and the catalog it was found in.
-pub(super) struct Target {
-    pub catalog: Catalog,
-    pub resource: Resource,
-}
-
-impl Target {
-    async fn resolve(
-        state: &AppState,
-        group: &str,
-        version: &str,
-        plural: &str,
-    ) -> Result<Self, Refusal> {
-        let catalog = catalog(state).await?;
-        let resource = catalog.find(group, version, plural).cloned().ok_or_else(|| {
-            Refusal::from(KubeError::NotFound(format!(
-                "the server could not find the requested resource ({plural}.{group}/{version} is not served)"
-            )))
-        })?;
-        Ok(Self { catalog, resource })
-    }
-
-    pub fn kind(&self) -> &str {
-        &self.resource.kind
-    }
-
-    pub fn refuse(&self, error: KubeError, name: &str) -> Refusal {
-        Refusal::about(error, &self.resource.qualified(), name)
-    }
-
-    pub fn store_error(&self, error: &StoreError, name: &str) -> Refusal {
-        let resource = self.resource.qualified();
-        let about = About {
-            resource: &resource,
-            name,
-        };
-        self.refuse(KubeError::from_store(error, about), name)
-    }
-
-    fn show(&self, object: &Object) -> Value {
-        to_kube(object, &self.resource, &self.catalog)
-    }
-
-    async fn current(&self, state: &AppState, name: &str) -> Result<Object, Refusal> {
-        match state.store.get(self.kind(), name).await {
-            Ok(Some(object)) => Ok(object),
-            Ok(None) => Err(self.store_error(
-                &StoreError::NotFound {
-                    kind: self.kind().to_owned(),
-                    name: name.to_owned(),
-                },
-                name,
-            )),
-            Err(e) => Err(self.store_error(&e, name)),
-        }
-    }
-}
-
-pub(super) fn bad_query(error: QueryError) -> Refusal {
-    KubeError::BadRequest(error.to_string()).into()
-}
 
 fn query_of(query: Result<Query<KubeQuery>, QueryRejection>) -> Result<KubeQuery, Refusal> {
     query

@@ -3,7 +3,7 @@
 //! `ADDED`), with `BOOKMARK`s when asked for and an end after `timeoutSeconds`.
 
 use super::reply::{Refusal, Reply};
-use super::resources::{Target, bad_query};
+use super::target::{Target, bad_query};
 use crate::AppState;
 use axum::body::{Body, Bytes};
 use axum::http::StatusCode;
