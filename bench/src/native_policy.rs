@@ -109,6 +109,7 @@ pub fn policies(count: usize) -> Vec<ApplyRequest> {
             kind: "Policy".into(),
             name: format!("p{i}"),
             labels: BTreeMap::from([("app".to_owned(), "bench".to_owned())]),
+            annotations: Default::default(),
             spec: json!({"selector": {"role": "edge"}, "rules": [
                 {"name": "http", "action": "allow"}, {"name": "https", "action": "allow"}]}),
             expected_revision: None,

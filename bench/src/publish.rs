@@ -84,6 +84,7 @@ pub fn policies(items: usize, role: impl Fn(usize) -> String) -> Vec<ApplyReques
             kind: "Policy".into(),
             name: format!("publish-{p}"),
             labels: Default::default(),
+            annotations: Default::default(),
             spec: serde_json::json!({
                 "selector": {"role": role(p)},
                 "rules": rules,

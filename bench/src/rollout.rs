@@ -56,6 +56,7 @@ fn echo(name: &str) -> ApplyRequest {
         kind: KIND.into(),
         name: name.into(),
         labels: Default::default(),
+        annotations: Default::default(),
         spec: serde_json::json!({"n": name}),
         expected_revision: None,
         owner: None,

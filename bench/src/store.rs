@@ -157,6 +157,7 @@ async fn through_store(
                 kind: "Item".into(),
                 name: format!("w{w}-{i}"),
                 labels: Default::default(),
+                annotations: Default::default(),
                 spec: spec(w, i),
                 expected_revision: None,
                 owner: None,

@@ -224,6 +224,60 @@ impl Host {
         Watcher::new(child, lines)
     }
 
+    /// The unmodified kubectl (`$KUBECTL`, else `kubectl` on the PATH) pointed at this server
+    /// by the kubeconfig `serve` wrote, with a discovery cache of its own.
+    fn kubectl_command(&self, args: &[&str]) -> Command {
+        let kubectl = std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".to_owned());
+        let mut command = Command::new(kubectl);
+        command
+            .arg("--kubeconfig")
+            .arg(self.data.join("kubeconfig"))
+            .arg("--cache-dir")
+            .arg(self.data.join("kubectl-cache"))
+            .args(args);
+        command
+    }
+
+    /// Runs kubectl against this server (see `kubectl_command`).
+    pub fn kubectl(&self, args: &[&str]) -> Output {
+        self.kubectl_with_stdin(args, None)
+    }
+
+    /// Runs kubectl against this server with `stdin` (e.g. for `apply -f -`).
+    pub fn kubectl_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut command = self.kubectl_command(args);
+        command.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = command.spawn().expect("kubectl starts");
+        if let Some(text) = stdin {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .expect("stdin piped")
+                .write_all(text.as_bytes())
+                .expect("stdin written");
+        }
+        child.wait_with_output().expect("kubectl finishes")
+    }
+
+    /// Starts a kubectl that keeps printing (`get -w`), and returns its lines as they come.
+    pub fn kubectl_watch(&self, args: &[&str]) -> Watcher {
+        let mut child = self
+            .kubectl_command(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("kubectl starts");
+        let lines = spawn_line_reader(child.stdout.take().expect("stdout piped"));
+        Watcher::new(child, lines)
+    }
+
     /// Waits until component `name` is loaded and ready.
     pub fn wait_ready(&self, name: &str) {
         eventually(&format!("{name} is ready"), 60, || {

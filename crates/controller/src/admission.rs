@@ -211,6 +211,7 @@ impl Admission for Admitter {
                 kind: request.kind.clone(),
                 name: request.name.clone(),
                 labels: request.labels.clone(),
+                annotations: request.annotations.clone(),
                 spec: request.spec.clone(),
                 status: current
                     .as_ref()

@@ -81,6 +81,7 @@ pub async fn record_rollback(
         kind: ROLLBACK_KIND.to_owned(),
         name: record_name(component),
         labels: BTreeMap::new(),
+        annotations: Default::default(),
         spec: serde_json::to_value(&spec).map_err(|e| invalid(e.to_string()))?,
         expected_revision: None,
         owner: None,

@@ -103,6 +103,7 @@ pub fn from_key(keys: &Keys, key: &[u8]) -> Result<Object, EtcdError> {
         kind: kind.to_owned(),
         name: name.to_owned(),
         labels: Default::default(),
+        annotations: Default::default(),
         spec: serde_json::Value::Null,
         status: serde_json::Value::Null,
         meta: Meta::default(),

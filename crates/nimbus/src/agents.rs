@@ -33,6 +33,7 @@ pub async fn register(
             kind: AGENT_KIND.to_owned(),
             name: id.to_owned(),
             labels,
+            annotations: Default::default(),
             spec: json!({}),
             expected_revision: None,
             owner: None,

@@ -155,6 +155,7 @@ pub fn item_request(
         kind: ITEM_KIND.to_owned(),
         name: object_name(key),
         labels,
+        annotations: Default::default(),
         spec: serde_json::to_value(&item).map_err(|e| NimbusError::Invalid(e.to_string()))?,
         expected_revision: None,
         owner: None,

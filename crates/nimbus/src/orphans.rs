@@ -107,6 +107,7 @@ mod tests {
             kind: "Policy".into(),
             name: name.into(),
             labels: BTreeMap::new(),
+            annotations: Default::default(),
             spec: json!({}),
             expected_revision: None,
             owner: None,

@@ -190,6 +190,7 @@ impl PlannedSheet {
             kind: REPORT_KIND.to_owned(),
             name: self.name.clone(),
             labels,
+            annotations: Default::default(),
             spec: serde_json::to_value(&self.sheet)
                 .map_err(|e| StoreError::Invalid(e.to_string()))?,
             expected_revision: self.expected,

@@ -64,6 +64,7 @@ pub fn from_guest(object: GuestObject) -> Result<Object, String> {
         kind: object.kind,
         name: object.name,
         labels: object.labels.into_iter().collect(),
+        annotations: Default::default(),
         spec,
         status,
         meta: meta.unwrap_or_default(),

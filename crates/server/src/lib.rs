@@ -10,6 +10,7 @@ mod error;
 mod events;
 mod finalizers;
 mod join;
+mod kube;
 mod listen;
 mod logs;
 mod metrics_route;
@@ -89,6 +90,8 @@ pub struct ServerConfig {
     pub max_request_bytes: usize,
     /// How far back agents' feeds can resume from the fan-out's log of item changes.
     pub fanout: reactor_nimbus::FanoutLimits,
+    /// The API group the Kubernetes API serves kinds in when their Kind objects name none.
+    pub api_group: String,
 }
 
 /// The request body limit that fits objects of `max_object_bytes`: a few such objects in
@@ -112,6 +115,8 @@ pub(crate) struct AppState {
     pub reports: reactor_nimbus::ReportBook,
     /// The items, followed once for every agent's feed.
     pub fanout: reactor_nimbus::Fanout,
+    /// The Kubernetes API's default group (`serve --api-group`).
+    pub api_group: String,
 }
 
 /// A bound, not yet running, server.
@@ -156,6 +161,7 @@ impl Server {
             reporter: reactor_nimbus::Reporter::start(config.store.clone(), reports.clone()),
             reports,
             fanout: reactor_nimbus::Fanout::start(config.store.clone(), config.fanout),
+            api_group: config.api_group,
         };
         Ok(Self {
             listener,
@@ -248,10 +254,22 @@ fn router(state: AppState, max_request_bytes: usize) -> Result<Router, ServeErro
         .layer(axum::extract::DefaultBodyLimit::max(64 << 10))
         .split_for_parts();
     document.merge(open_document);
+    // The Kubernetes API: behind the same authentication, policy and audit as `/v1`, and
+    // every refusal answered as a `metav1.Status`.
+    let (kube_api, kube_document) = kube::routes()
+        .layer(axum::extract::DefaultBodyLimit::max(max_request_bytes))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::authenticate,
+        ))
+        .split_for_parts();
+    document.merge(kube_document);
+    let kube_api = kube_api.layer(axum::middleware::map_response(kube::to_status));
     let document = openapi::Document(document.to_json().map_err(ServeError::Document)?.into());
     Ok(open
         .layer(axum::Extension(document))
         .merge(api)
+        .merge(kube_api)
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|method: axum::http::Method| async move {
             let mut error = ApiError::invalid(format!(

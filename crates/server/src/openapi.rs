@@ -28,6 +28,7 @@ pub const TOKEN: &str = "token";
         (name = "components", description = "The WASM components the server runs"),
         (name = "agents", description = "Agents and the items meant for them"),
         (name = "server", description = "Health, metrics and this document"),
+        (name = "kubernetes", description = "The Kubernetes API for kubectl: discovery, and each Kind's objects as a cluster-scoped resource; errors are `metav1.Status`"),
     )
 )]
 pub struct ApiDoc;

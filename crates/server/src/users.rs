@@ -182,6 +182,7 @@ pub(crate) fn credential_request(
         kind: CREDENTIAL_KIND.into(),
         name: id.to_owned(),
         labels: Default::default(),
+        annotations: Default::default(),
         spec: serde_json::to_value(spec)
             .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?,
         expected_revision: expected,

@@ -101,6 +101,7 @@ pub fn plan_apply(
             kind: request.kind.clone(),
             name: request.name.clone(),
             labels: request.labels.clone(),
+            annotations: request.annotations.clone(),
             spec: request.spec.clone(),
             status: Value::Null,
             meta: Meta {
@@ -118,11 +119,16 @@ pub fn plan_apply(
     let spec_changed = current.spec != request.spec;
     // An owner created again under its name takes its predecessor's child over.
     let owner = request.owner.clone().or_else(|| current.meta.owner.clone());
-    if !spec_changed && current.labels == request.labels && current.meta.owner == owner {
+    if !spec_changed
+        && current.labels == request.labels
+        && current.annotations == request.annotations
+        && current.meta.owner == owner
+    {
         return Ok(None);
     }
     let mut next = current.clone();
     next.labels = request.labels.clone();
+    next.annotations = request.annotations.clone();
     next.spec = request.spec.clone();
     next.meta.owner = owner;
     next.meta.generation += u64::from(spec_changed);
@@ -217,6 +223,7 @@ mod tests {
             kind: "Policy".into(),
             name: "a".into(),
             labels: Default::default(),
+            annotations: Default::default(),
             spec,
             expected_revision: None,
             owner: None,

@@ -164,6 +164,7 @@ mod tests {
             kind: "Policy".into(),
             name: name.into(),
             labels: Default::default(),
+            annotations: Default::default(),
             spec,
             expected_revision: None,
             owner: None,

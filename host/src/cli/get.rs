@@ -4,7 +4,7 @@ use super::client_args::{ClientArgs, explain};
 use super::output::{Output, parse_output};
 use super::table::render;
 use crate::api::Client;
-use crate::object::{KIND, KindSpec, Object, Selector};
+use crate::object::{KIND, KindSpec, Object, Selector, column_cell};
 use crate::store::EventType;
 use clap::Args;
 use futures::StreamExt;
@@ -162,7 +162,7 @@ impl Columns {
             row.extend(
                 self.own
                     .iter()
-                    .map(|(_, query)| cell(query.as_ref(), &value)),
+                    .map(|(_, query)| column_cell(query.as_ref(), &value)),
             );
         }
         row.extend([
@@ -177,25 +177,6 @@ impl Columns {
             o.meta.updated.clone(),
         ]);
         row
-    }
-}
-
-/// What a column's query finds: strings as they are, other values as JSON, several joined
-/// by commas, nothing as `<none>` (as kubectl prints it).
-fn cell(query: Option<&JsonPath>, value: &serde_json::Value) -> String {
-    let found: Vec<String> = query
-        .map(|q| q.query(value).all())
-        .unwrap_or_default()
-        .into_iter()
-        .map(|v| match v {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .collect();
-    if found.is_empty() {
-        "<none>".to_owned()
-    } else {
-        found.join(",")
     }
 }
 

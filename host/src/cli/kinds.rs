@@ -42,7 +42,14 @@ pub async fn resolve(client: &Client, typed: &str) -> anyhow::Result<Resolved> {
     let host = [KIND, AGENT_KIND, ITEM_KIND, REPORT_KIND].map(str::to_owned);
     let mut known: Vec<String> = kinds.iter().map(|o| o.name.clone()).collect();
     known.extend(host);
-    let (kind, known, nearest) = match pick(&known, typed) {
+    // A Kind object's own plural and short names, as kubectl knows them.
+    let alias = kinds.iter().find_map(|o| {
+        let spec = KindSpec::parse(&o.spec).ok()?;
+        let typed = typed.to_lowercase();
+        (spec.plural.as_deref() == Some(typed.as_str()) || spec.short_names.contains(&typed))
+            .then(|| o.name.clone())
+    });
+    let (kind, known, nearest) = match alias.or_else(|| pick(&known, typed)) {
         Some(kind) => (kind, true, Vec::new()),
         None => {
             let reactors = reactor_kinds(client).await;

@@ -58,6 +58,7 @@ pub async fn run(mut args: LabelArgs, global: &ClientArgs) -> anyhow::Result<()>
             kind: object.kind,
             name: object.name,
             labels,
+            annotations: Default::default(),
             spec: object.spec,
             expected_revision: Some(object.meta.revision),
             owner: None,

@@ -82,6 +82,10 @@ pub struct ServeArgs {
     /// chooses).
     #[arg(long)]
     pub allow_component_api: bool,
+    /// The API group the Kubernetes API (`/apis`) serves kinds in when their Kind objects
+    /// name none.
+    #[arg(long, default_value = reactor_kube::DEFAULT_GROUP)]
+    pub api_group: String,
     /// The largest object, spec and status included (as JSON), any writer may store: the API,
     /// reactors and agents alike. Request bodies are limited to 4× this (at least 2 MiB).
     #[arg(long, default_value_t = crate::store::DEFAULT_MAX_OBJECT_BYTES)]
@@ -334,6 +338,7 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
         }),
         max_request_bytes: crate::api::server::request_limit(args.max_object_bytes),
         fanout: FanoutLimits::resuming(args.log_retention),
+        api_group: args.api_group.clone(),
     })
     .await?;
     let addr = server.local_addr()?;

@@ -155,6 +155,7 @@ fn thing(name: &str, spec: serde_json::Value) -> ApplyRequest {
         kind: "Thing".into(),
         name: name.into(),
         labels: Default::default(),
+        annotations: Default::default(),
         spec,
         expected_revision: None,
         owner: None,

@@ -95,6 +95,7 @@ fn thing(name: &str) -> ApplyRequest {
         kind: "Thing".into(),
         name: name.into(),
         labels: Default::default(),
+        annotations: Default::default(),
         spec: serde_json::json!({}),
         expected_revision: None,
         owner: None,

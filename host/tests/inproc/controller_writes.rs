@@ -185,6 +185,7 @@ async fn apply_thing(store: &dyn Store, name: &str, spec: serde_json::Value) {
         kind: "Thing".into(),
         name: name.into(),
         labels: Default::default(),
+        annotations: Default::default(),
         spec,
         expected_revision: None,
         owner: None,

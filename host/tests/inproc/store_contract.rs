@@ -17,6 +17,7 @@ pub fn request(kind: &str, name: &str, spec: serde_json::Value) -> ApplyRequest 
         kind: kind.into(),
         name: name.into(),
         labels: Default::default(),
+        annotations: Default::default(),
         spec,
         expected_revision: None,
         owner: None,
@@ -164,6 +165,57 @@ pub async fn multi_document_apply_is_all_or_nothing(store: Arc<dyn Store>) {
     assert_eq!(updated[0].outcome, ApplyOutcome::Updated);
     assert!(updated[0].object.meta.revision > at);
     assert_eq!(updated[0].object.meta.generation, 2);
+}
+
+/// Annotations are stored with the object, read back by get, list and watch, and replaced by
+/// an apply as labels are (an apply that changes only them is an update, at the same
+/// generation).
+pub async fn annotations_are_kept_and_replaced_by_an_apply(store: Arc<dyn Store>) {
+    let base = store.revision().await.expect("revision");
+    let mut watch = store.watch(Some("Note"), base).await.expect("watch");
+    let mut annotated = request("Note", "a", json!({"n": 1}));
+    annotated.annotations = [
+        (
+            "example.com/note".to_owned(),
+            "any text: {\"x\": 1}".to_owned(),
+        ),
+        (
+            "kubectl.kubernetes.io/last-applied-configuration".to_owned(),
+            "{}".to_owned(),
+        ),
+    ]
+    .into();
+    let created = store.apply(vec![annotated.clone()]).await.expect("apply");
+    assert_eq!(created[0].object.annotations, annotated.annotations);
+    let got = store.get("Note", "a").await.expect("get").expect("there");
+    assert_eq!(got.annotations, annotated.annotations);
+    let listed = store
+        .list("Note", &Selector::default())
+        .await
+        .expect("list");
+    assert_eq!(listed.items[0].annotations, annotated.annotations);
+    let event = next_change(&mut watch).await;
+    let seen = event.object.expect("an object");
+    assert_eq!(seen.annotations, annotated.annotations);
+
+    let mut changed = annotated.clone();
+    changed.annotations = [("example.com/note".to_owned(), "other".to_owned())].into();
+    let updated = store.apply(vec![changed.clone()]).await.expect("apply");
+    assert_eq!(updated[0].outcome, ApplyOutcome::Updated);
+    assert_eq!(updated[0].object.annotations, changed.annotations);
+    assert_eq!(
+        updated[0].object.meta.generation, 1,
+        "the spec did not change"
+    );
+    let again = store.apply(vec![changed.clone()]).await.expect("apply");
+    assert_eq!(again[0].outcome, ApplyOutcome::Unchanged);
+    let mut bad = changed;
+    bad.annotations = [("not a key".to_owned(), "v".to_owned())].into();
+    let refused = store.apply(vec![bad]).await.expect_err("a bad key");
+    assert!(
+        matches!(refused.root(), StoreError::Invalid(m) if m.contains("annotation key")),
+        "{refused}"
+    );
 }
 
 pub async fn finalizers_keep_a_deleted_object_until_released(store: Arc<dyn Store>) {

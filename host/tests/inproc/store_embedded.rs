@@ -66,6 +66,12 @@ async fn multi_document_apply_is_all_or_nothing() {
 }
 
 #[tokio::test]
+async fn annotations_are_kept_and_replaced_by_an_apply() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    store_contract::annotations_are_kept_and_replaced_by_an_apply(Arc::new(open(dir.path()))).await;
+}
+
+#[tokio::test]
 async fn finalizers_keep_a_deleted_object_until_released() {
     let dir = tempfile::tempdir().expect("tempdir");
     store_contract::finalizers_keep_a_deleted_object_until_released(Arc::new(open(dir.path())))

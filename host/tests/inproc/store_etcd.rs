@@ -39,6 +39,13 @@ async fn multi_document_apply_is_all_or_nothing() {
 }
 
 #[tokio::test]
+async fn annotations_are_kept_and_replaced_by_an_apply() {
+    let etcd = Etcd::start();
+    store_contract::annotations_are_kept_and_replaced_by_an_apply(Arc::new(connect(&etcd).await))
+        .await;
+}
+
+#[tokio::test]
 async fn finalizers_keep_a_deleted_object_until_released() {
     let etcd = Etcd::start();
     store_contract::finalizers_keep_a_deleted_object_until_released(Arc::new(connect(&etcd).await))

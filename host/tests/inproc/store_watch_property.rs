@@ -50,6 +50,7 @@ async fn run_ops(store: &EmbeddedStore, ops: &[Op]) -> History {
                         kind: key.0.clone(),
                         name: key.1.clone(),
                         labels: Default::default(),
+                        annotations: Default::default(),
                         spec: spec.clone(),
                         expected_revision: None,
                         owner: None,

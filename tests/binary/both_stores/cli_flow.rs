@@ -184,6 +184,7 @@ fn healthz_is_open_metrics_need_the_token() {
                 kind: "A".into(),
                 name: "a".into(),
                 labels: Default::default(),
+                annotations: Default::default(),
                 spec: Value::Null,
                 expected_revision: None,
                 owner: None,

@@ -11,6 +11,7 @@ mod components_api;
 mod engine_wasm;
 mod faults;
 mod harden;
+mod kube;
 mod openapi;
 pub mod ownership;
 mod reconcile_commit;

@@ -50,6 +50,35 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("delete", "/v1/users/{name}", "admin"),
     ("post", "/v1/tokens", "admin"),
     ("get", "/v1/audit", "admin"),
+    ("get", "/version", "view"),
+    ("get", "/api", "view"),
+    ("get", "/apis", "view"),
+    ("get", "/apis/{group}", "view"),
+    ("get", "/apis/{group}/{version}", "view"),
+    ("get", "/openapi/v3", "view"),
+    ("get", "/openapi/v3/apis/{group}/{version}", "view"),
+    ("get", "/apis/{group}/{version}/{plural}", "view"),
+    ("post", "/apis/{group}/{version}/{plural}", "edit"),
+    ("delete", "/apis/{group}/{version}/{plural}", "edit"),
+    ("get", "/apis/{group}/{version}/{plural}/{name}", "view"),
+    ("put", "/apis/{group}/{version}/{plural}/{name}", "edit"),
+    ("patch", "/apis/{group}/{version}/{plural}/{name}", "edit"),
+    ("delete", "/apis/{group}/{version}/{plural}/{name}", "edit"),
+    (
+        "get",
+        "/apis/{group}/{version}/{plural}/{name}/status",
+        "view",
+    ),
+    (
+        "put",
+        "/apis/{group}/{version}/{plural}/{name}/status",
+        "edit",
+    ),
+    (
+        "patch",
+        "/apis/{group}/{version}/{plural}/{name}/status",
+        "edit",
+    ),
 ];
 
 struct Call {
@@ -116,7 +145,11 @@ fn path_for(route: &str, agent: &str) -> String {
     let path = route
         .replace("{kind}", "Note")
         .replace("{name}", "n")
-        .replace("{id}", agent);
+        .replace("{id}", agent)
+        // The Kubernetes API's routes, on a resource nothing serves.
+        .replace("{group}", "reactor.dev")
+        .replace("{version}", "v1")
+        .replace("{plural}", "notes");
     if route == "/v1/nimbus/items" {
         format!("{path}?agent={agent}")
     } else {
@@ -243,7 +276,11 @@ fn every_route_is_authorized_by_identity() {
                     if refused {
                         let error: Value =
                             serde_json::from_str(&answer.body).expect("a JSON refusal");
-                        let message = error["error"].as_str().expect("a message");
+                        // `/v1`'s error shape, or the Kubernetes API's `metav1.Status`.
+                        let message = error["error"]
+                            .as_str()
+                            .or(error["message"].as_str())
+                            .expect("a message");
                         assert!(!message.contains('\n'), "one line: {message}");
                     }
                 }

@@ -9,6 +9,7 @@ fn object(name: &str, revision: Revision) -> Arc<Object> {
         kind: "A".into(),
         name: name.into(),
         labels: Default::default(),
+        annotations: Default::default(),
         spec: serde_json::Value::Null,
         status: serde_json::Value::Null,
         meta: reactor_core::object::Meta {
@@ -60,6 +61,7 @@ async fn shared_per_kind_follows_changes_and_stops_with_its_last_user() {
         kind: "A".into(),
         name: name.into(),
         labels: Default::default(),
+        annotations: Default::default(),
         spec: serde_json::json!(1),
         expected_revision: None,
         owner: None,
@@ -104,6 +106,7 @@ fn labelled(name: &str, owner: &str) -> ApplyRequest {
         kind: "A".into(),
         name: name.into(),
         labels: [("owner".to_owned(), owner.to_owned())].into(),
+        annotations: Default::default(),
         spec: serde_json::json!(1),
         expected_revision: None,
         owner: None,

@@ -32,6 +32,8 @@ pub struct InputDocument {
     #[serde(default)]
     labels: BTreeMap<String, String>,
     #[serde(default)]
+    annotations: BTreeMap<String, String>,
+    #[serde(default)]
     spec: Value,
     #[serde(default, rename = "status")]
     _status: Value,
@@ -45,6 +47,7 @@ impl From<InputDocument> for ApplyRequest {
             kind: doc.kind,
             name: doc.name,
             labels: doc.labels,
+            annotations: doc.annotations,
             spec: doc.spec,
             expected_revision: doc.meta.map(|m| m.revision).filter(|r| *r != 0),
             // A document's `meta.owner` is the server's to set, like the rest of `meta`.
@@ -61,7 +64,7 @@ impl<'de> Deserialize<'de> for ApplyRequest {
         impl<'de> Visitor<'de> for Document {
             type Value = InputDocument;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object document (kind, name, labels, spec, meta)")
+                f.write_str("an object document (kind, name, labels, annotations, spec, meta)")
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<InputDocument, A::Error> {
                 InputDocument::deserialize(MapAccessDeserializer::new(map))
@@ -78,6 +81,8 @@ struct OutputDocument<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     labels: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    annotations: &'a BTreeMap<String, String>,
     spec: &'a Value,
     #[serde(skip_serializing_if = "Option::is_none")]
     meta: Option<RevisionOnly>,
@@ -94,6 +99,7 @@ impl Serialize for ApplyRequest {
             kind: &self.kind,
             name: &self.name,
             labels: &self.labels,
+            annotations: &self.annotations,
             spec: &self.spec,
             meta: self
                 .expected_revision
@@ -190,7 +196,7 @@ mod tests {
 
     #[test]
     fn a_request_travels_as_its_document() {
-        let text = "kind: A\nname: a\nlabels: {x: y}\nspec: [1]\nmeta: {revision: 9}\n";
+        let text = "kind: A\nname: a\nlabels: {x: y}\nannotations: {note: 'a b: c'}\nspec: [1]\nmeta: {revision: 9}\n";
         let request = parse_documents(text).expect("parses").remove(0);
         let wire = serde_json::to_value(&request).expect("serialize");
         assert_eq!(wire["meta"], serde_json::json!({"revision": 9}));

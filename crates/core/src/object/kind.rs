@@ -31,6 +31,20 @@ pub struct KindSpec {
     /// Columns `get` shows after NAME.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub columns: Vec<Column>,
+    /// The API group the Kubernetes API serves the kind in (default: the server's,
+    /// `serve --api-group`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// The API version the Kubernetes API serves the kind in (default `v1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The resource's name in the Kubernetes API's paths (default: the kind in lowercase,
+    /// pluralized as Kubernetes does, e.g. `policies`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plural: Option<String>,
+    /// Other names kubectl knows the kind by, e.g. `pol`.
+    #[serde(default, rename = "shortNames", skip_serializing_if = "Vec::is_empty")]
+    pub short_names: Vec<String>,
 }
 
 /// A printer column: a header and where its value is in the object.
@@ -67,6 +81,33 @@ impl KindSpec {
                 "at most {MAX_COLUMNS} columns, not {}",
                 spec.columns.len()
             )));
+        }
+        let dns_label = |what: &str, value: &str| {
+            let ok = validate_name(value).is_ok();
+            match ok {
+                true => Ok(()),
+                false => Err(KindError::Spec(format!(
+                    "{what} {value:?} must be lowercase letters, digits and '-' (a DNS label)"
+                ))),
+            }
+        };
+        if let Some(group) = &spec.group
+            && (group.is_empty()
+                || group.len() > 253
+                || group.split('.').any(|l| validate_name(l).is_err()))
+        {
+            return Err(KindError::Spec(format!(
+                "group {group:?} must be a DNS subdomain, e.g. example.com"
+            )));
+        }
+        if let Some(version) = &spec.version {
+            dns_label("version", version)?;
+        }
+        if let Some(plural) = &spec.plural {
+            dns_label("plural", plural)?;
+        }
+        for short in &spec.short_names {
+            dns_label("short name", short)?;
         }
         for (index, column) in spec.columns.iter().enumerate() {
             let at = |message: String| KindError::Column { index, message };
@@ -116,6 +157,25 @@ impl Column {
     }
 }
 
+/// What a column's query finds in `object` (the object as JSON): strings as they are, other
+/// values as JSON, several joined by commas, nothing as `<none>` (as kubectl prints it).
+pub fn column_cell(query: Option<&JsonPath>, object: &Value) -> String {
+    let found: Vec<String> = query
+        .map(|q| q.query(object).all())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    if found.is_empty() {
+        "<none>".to_owned()
+    } else {
+        found.join(",")
+    }
+}
+
 /// An object's name rule: a Kind object is named after its kind (`Tenant`), every other
 /// object by a DNS label (`web-allow`).
 pub fn validate_object_name(kind: &str, name: &str) -> Result<(), NameError> {
@@ -149,8 +209,23 @@ mod tests {
         let ok = json!({"schema": {"type": "object"}, "columns": [{"name": "READY", "path": ".status.ready"}]});
         assert_eq!(KindSpec::parse(&ok).expect("ok").columns.len(), 1);
         assert!(KindSpec::parse(&Value::Null).is_ok());
+        let named = json!({"group": "example.com", "version": "v1alpha1", "plural": "widgets", "shortNames": ["wd"]});
+        let named = KindSpec::parse(&named).expect("named");
+        assert_eq!(named.short_names, ["wd"]);
         let cases = [
             (json!({"schema": 3}), "spec: schema must be"),
+            (
+                json!({"group": "Bad_Group"}),
+                "spec: group \"Bad_Group\" must be",
+            ),
+            (
+                json!({"plural": "Widgets"}),
+                "spec: plural \"Widgets\" must be",
+            ),
+            (
+                json!({"shortNames": ["w x"]}),
+                "spec: short name \"w x\" must be",
+            ),
             (json!({"colums": []}), "spec: unknown field `colums`"),
             (
                 json!({"columns": [{"name": "R", "path": "status"}]}),

@@ -1,4 +1,5 @@
-//! The object document every reactor and client sees: kind, name, labels, spec, status, meta.
+//! The object document every reactor and client sees: kind, name, labels, annotations, spec,
+//! status, meta.
 
 mod document;
 mod from_map;
@@ -9,8 +10,10 @@ mod selector;
 
 pub use document::{DocumentError, InputDocument, parse_documents};
 pub use from_map::from_map;
-pub use kind::{Column, KIND, KindError, KindSpec, validate_object_name};
-pub use names::{NameError, plural, validate_kind, validate_labels, validate_name};
+pub use kind::{Column, KIND, KindError, KindSpec, column_cell, validate_object_name};
+pub use names::{
+    NameError, plural, validate_annotations, validate_kind, validate_labels, validate_name,
+};
 pub use owner::{Owner, RESERVED_KINDS, is_reserved};
 pub use selector::{Selector, SelectorError};
 
@@ -38,6 +41,10 @@ pub struct Object {
     pub name: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// Notes tools keep on the object (Kubernetes' `metadata.annotations`): selected by
+    /// nothing, changed by an apply as labels are.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
     #[serde(default)]
     pub spec: Value,
     #[serde(default, skip_serializing_if = "Value::is_null")]
@@ -80,6 +87,7 @@ pub struct ApplyRequest {
     pub kind: String,
     pub name: String,
     pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
     pub spec: Value,
     /// When set, the apply succeeds only if the object's current revision equals it (0: only
     /// if it does not exist yet; a document's revision 0 means unset).
@@ -94,7 +102,8 @@ impl ApplyRequest {
     pub fn validate(&self) -> Result<(), NameError> {
         validate_kind(&self.kind)?;
         validate_object_name(&self.kind, &self.name)?;
-        validate_labels(&self.labels)
+        validate_labels(&self.labels)?;
+        validate_annotations(&self.annotations)
     }
 
     pub fn key(&self) -> ObjectKey {
@@ -109,6 +118,7 @@ impl From<Object> for ApplyRequest {
             kind: object.kind,
             name: object.name,
             labels: object.labels,
+            annotations: object.annotations,
             spec: object.spec,
             expected_revision,
             owner: None,

@@ -1,4 +1,4 @@
-//! The naming rules for kinds, object names and labels.
+//! The naming rules for kinds, object names, labels and annotations.
 
 use std::collections::BTreeMap;
 
@@ -29,7 +29,16 @@ pub enum NameError {
         "label {key:?} has an invalid value {value:?}: it must be empty or at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
     )]
     BadLabelValue { key: String, value: String },
+    #[error(
+        "annotation key {0:?} is invalid: it must be a name of at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit, optionally after a DNS subdomain prefix and '/'"
+    )]
+    BadAnnotationKey(String),
+    #[error("annotations are {0} bytes, over the limit of {MAX_ANNOTATION_BYTES} bytes")]
+    AnnotationsTooLarge(usize),
 }
+
+/// The most bytes an object's annotations (keys and values) may hold, as in Kubernetes.
+pub const MAX_ANNOTATION_BYTES: usize = 256 << 10;
 
 const MAX_LEN: usize = 63;
 
@@ -66,16 +75,37 @@ pub fn validate_name(name: &str) -> Result<(), NameError> {
     }
 }
 
+/// Annotations follow Kubernetes' rules: a key is a label key, a value any text, and all of
+/// them together at most [`MAX_ANNOTATION_BYTES`].
+pub fn validate_annotations(annotations: &BTreeMap<String, String>) -> Result<(), NameError> {
+    let mut size = 0;
+    for (key, value) in annotations {
+        if !is_label_key(key) {
+            return Err(NameError::BadAnnotationKey(key.clone()));
+        }
+        size += key.len() + value.len();
+    }
+    if size > MAX_ANNOTATION_BYTES {
+        return Err(NameError::AnnotationsTooLarge(size));
+    }
+    Ok(())
+}
+
+/// A label key: a name (`app`) or a DNS subdomain prefix and a name (`example.com/tier`).
+fn is_label_key(key: &str) -> bool {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    prefix.is_none_or(is_dns_subdomain) && is_label_name(name)
+}
+
 /// Labels follow Kubernetes' rules: a key is a name (`app`) or a prefix and a name
 /// (`example.com/tier`), a value is empty or a name. So no selector term and no index entry
 /// can be misread (a label holds no `=`, `,`, `!`, space or control character).
 pub fn validate_labels(labels: &BTreeMap<String, String>) -> Result<(), NameError> {
     for (key, value) in labels {
-        let (prefix, name) = match key.rsplit_once('/') {
-            Some((prefix, name)) => (Some(prefix), name),
-            None => (None, key.as_str()),
-        };
-        if !prefix.is_none_or(is_dns_subdomain) || !is_label_name(name) {
+        if !is_label_key(key) {
             return Err(NameError::BadLabelKey(key.clone()));
         }
         if !value.is_empty() && !is_label_name(value) {
@@ -140,6 +170,9 @@ mod tests {
             ("Match", "matches"),
             ("Tenant", "tenants"),
             ("NimbusItem", "nimbusitems"),
+            ("Class", "classes"),
+            ("Quiz", "quizes"),
+            ("Y", "ys"),
         ] {
             assert_eq!(plural(kind), want, "{kind}");
         }
@@ -182,6 +215,23 @@ mod tests {
             );
         }
         assert!(one(&long, "v").is_err());
+    }
+
+    #[test]
+    fn annotations() {
+        let one = |key: &str, value: &str| {
+            validate_annotations(&BTreeMap::from([(key.to_owned(), value.to_owned())]))
+        };
+        assert!(one("example.com/note", "any text: {\"json\": [1]}\n").is_ok());
+        assert_eq!(
+            one("a b", "v"),
+            Err(NameError::BadAnnotationKey("a b".into()))
+        );
+        let huge = "x".repeat(MAX_ANNOTATION_BYTES);
+        assert!(matches!(
+            one("k", &huge),
+            Err(NameError::AnnotationsTooLarge(_))
+        ));
     }
 
     #[test]

@@ -29,6 +29,7 @@ async fn store_with(ids: &[&str]) -> (tempfile::TempDir, Arc<dyn Store>) {
         kind: "Policy".into(),
         name: "p".into(),
         labels: BTreeMap::new(),
+        annotations: BTreeMap::new(),
         spec: json!({}),
         expected_revision: None,
         owner: None,

@@ -143,7 +143,7 @@ pub(crate) async fn authenticate(
     let audit = super::audit::Entry::new(
         &method,
         request.uri().path(),
-        param("kind").as_deref(),
+        param("kind").or(param("plural")).as_deref(),
         param("name").or(param("id")).as_deref(),
     );
     let authorized = authorize(&state, &method, &route, agent.as_deref(), request.headers()).await;

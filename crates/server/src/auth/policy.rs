@@ -95,7 +95,37 @@ const POLICY: &[(Method, &str, Rule)] = &[
     (Method::DELETE, "/v1/users/{name}", Rule::Role(Role::Admin)),
     (Method::POST, "/v1/tokens", Rule::Role(Role::Admin)),
     (Method::GET, "/v1/audit", Rule::Role(Role::Admin)),
+    // The Kubernetes API: reads are viewing, writes editing, as on `/v1`.
+    (Method::GET, "/version", Rule::Role(Role::View)),
+    (Method::GET, "/api", Rule::Role(Role::View)),
+    (Method::GET, "/apis", Rule::Role(Role::View)),
+    (Method::GET, "/apis/{group}", Rule::Role(Role::View)),
+    (Method::GET, "/openapi/v3", Rule::Role(Role::View)),
+    (
+        Method::GET,
+        "/openapi/v3/apis/{group}/{version}",
+        Rule::Role(Role::View),
+    ),
+    (
+        Method::GET,
+        "/apis/{group}/{version}",
+        Rule::Role(Role::View),
+    ),
+    (Method::GET, KUBE_RESOURCES, Rule::Role(Role::View)),
+    (Method::POST, KUBE_RESOURCES, Rule::Role(Role::Edit)),
+    (Method::DELETE, KUBE_RESOURCES, Rule::Role(Role::Edit)),
+    (Method::GET, KUBE_OBJECT, Rule::Role(Role::View)),
+    (Method::PUT, KUBE_OBJECT, Rule::Role(Role::Edit)),
+    (Method::PATCH, KUBE_OBJECT, Rule::Role(Role::Edit)),
+    (Method::DELETE, KUBE_OBJECT, Rule::Role(Role::Edit)),
+    (Method::GET, KUBE_STATUS, Rule::Role(Role::View)),
+    (Method::PUT, KUBE_STATUS, Rule::Role(Role::Edit)),
+    (Method::PATCH, KUBE_STATUS, Rule::Role(Role::Edit)),
 ];
+
+const KUBE_RESOURCES: &str = "/apis/{group}/{version}/{plural}";
+const KUBE_OBJECT: &str = "/apis/{group}/{version}/{plural}/{name}";
+const KUBE_STATUS: &str = "/apis/{group}/{version}/{plural}/{name}/status";
 
 /// The rule of `route` for `method`, if the policy has one.
 pub fn rule(method: &Method, route: &str) -> Option<Rule> {
