@@ -38,7 +38,7 @@ pub enum NameError {
 }
 
 /// The most bytes an object's annotations (keys and values) may hold, as in Kubernetes.
-pub const MAX_ANNOTATION_BYTES: usize = 256 << 10;
+const MAX_ANNOTATION_BYTES: usize = 256 << 10;
 
 const MAX_LEN: usize = 63;
 
@@ -76,7 +76,7 @@ pub fn validate_name(name: &str) -> Result<(), NameError> {
 }
 
 /// Annotations follow Kubernetes' rules: a key is a label key, a value any text, and all of
-/// them together at most [`MAX_ANNOTATION_BYTES`].
+/// them together at most 256 KiB (`MAX_ANNOTATION_BYTES`).
 pub fn validate_annotations(annotations: &BTreeMap<String, String>) -> Result<(), NameError> {
     let mut size = 0;
     for (key, value) in annotations {
