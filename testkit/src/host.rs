@@ -226,7 +226,7 @@ impl Host {
 
     /// The unmodified kubectl (`$KUBECTL`, else `kubectl` on the PATH) pointed at this server
     /// by the kubeconfig `serve` wrote, with a discovery cache of its own.
-    fn kubectl_command(&self, args: &[&str]) -> Command {
+    pub fn kubectl_command(&self, args: &[&str]) -> Command {
         let kubectl = std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".to_owned());
         let mut command = Command::new(kubectl);
         command

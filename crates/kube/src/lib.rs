@@ -6,6 +6,8 @@
 pub mod catalog;
 pub mod discovery;
 pub mod events;
+pub mod fields;
+pub mod managed;
 pub mod mapping;
 pub mod naming;
 pub mod openapi;

@@ -80,6 +80,9 @@ pub fn to_kube(object: &Object, resource: &Resource, catalog: &Catalog) -> Value
             }]),
         );
     }
+    if !meta.managed_fields.is_null() {
+        metadata.insert("managedFields".into(), meta.managed_fields.clone());
+    }
     let mut out = Map::new();
     out.insert("apiVersion".into(), json!(resource.api_version()));
     out.insert("kind".into(), json!(resource.kind));
@@ -248,6 +251,7 @@ mod tests {
             "meta": {"uid": "u-1", "revision": 42, "generation": 3,
                      "created": "2026-01-02T03:04:05.678Z", "updated": "2026-01-02T03:05:00.000Z",
                      "finalizers": ["f"], "deleting": true,
+                     "managed_fields": [{"manager": "m", "operation": "Apply"}],
                      "owner": {"kind": "Tenant", "name": "t", "uid": "u-0", "component": "c"}}
         }))
         .expect("object")
@@ -269,6 +273,7 @@ mod tests {
         assert_eq!(metadata["labels"]["app"], "web");
         assert_eq!(metadata["annotations"]["note"], "x");
         assert_eq!(metadata["finalizers"], json!(["f"]));
+        assert_eq!(metadata["managedFields"][0]["manager"], "m");
         assert_eq!(
             metadata["ownerReferences"][0]["apiVersion"],
             "reactor.dev/v1"

@@ -1,5 +1,5 @@
 //! `PATCH` bodies: JSON merge patches (RFC 7386) and JSON patches (RFC 6902) on the object
-//! as the Kubernetes API shows it.
+//! as the Kubernetes API shows it; server-side apply is `managed`'s.
 
 use serde_json::Value;
 
@@ -11,6 +11,9 @@ pub enum PatchType {
     Merge,
     /// `application/json-patch+json`.
     Json,
+    /// `application/apply-patch+yaml`: a server-side apply (see `managed`), not a patch of
+    /// the object alone.
+    Apply,
 }
 
 /// Why a patch cannot be applied.
@@ -20,12 +23,14 @@ pub enum PatchError {
         "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json"
     )]
     Unsupported(String),
-    #[error(
-        "server-side apply (application/apply-patch+yaml) is not supported yet: use kubectl apply without --server-side"
-    )]
+    #[error("a server-side apply is not a patch: it is merged with the managed fields")]
     ServerSideApply,
     #[error("the body is not JSON: {0}")]
     NotJson(String),
+    #[error("the applied configuration is not YAML: {0}")]
+    NotYaml(String),
+    #[error("{0} must be set in an applied configuration")]
+    Unset(&'static str),
     #[error("the JSON patch is invalid: {0}")]
     BadJsonPatch(String),
     #[error("the JSON patch cannot be applied: {0}")]
@@ -44,7 +49,7 @@ impl PatchType {
         match media.as_str() {
             "application/merge-patch+json" => Ok(Self::Merge),
             "application/json-patch+json" => Ok(Self::Json),
-            "application/apply-patch+yaml" => Err(PatchError::ServerSideApply),
+            "application/apply-patch+yaml" => Ok(Self::Apply),
             _ => Err(PatchError::Unsupported(media)),
         }
     }
@@ -52,19 +57,33 @@ impl PatchType {
 
 /// `target` with `body` (a patch of `patch_type`) applied.
 pub fn apply(patch_type: PatchType, target: &Value, body: &[u8]) -> Result<Value, PatchError> {
-    let patch: Value =
-        serde_json::from_slice(body).map_err(|e| PatchError::NotJson(e.to_string()))?;
+    let parse =
+        || serde_json::from_slice::<Value>(body).map_err(|e| PatchError::NotJson(e.to_string()));
     let mut patched = target.clone();
     match patch_type {
-        PatchType::Merge => json_patch::merge(&mut patched, &patch),
+        PatchType::Apply => return Err(PatchError::ServerSideApply),
+        PatchType::Merge => json_patch::merge(&mut patched, &parse()?),
         PatchType::Json => {
-            let operations: json_patch::Patch = serde_json::from_value(patch)
+            let operations: json_patch::Patch = serde_json::from_value(parse()?)
                 .map_err(|e| PatchError::BadJsonPatch(e.to_string()))?;
             json_patch::patch(&mut patched, &operations)
                 .map_err(|e| PatchError::Failed(e.to_string()))?;
         }
     }
     Ok(patched)
+}
+
+/// The configuration a server-side apply sends: a YAML (or JSON) object that names its
+/// `apiVersion` and `kind`.
+pub fn applied_config(body: &[u8]) -> Result<Value, PatchError> {
+    let applied: Value =
+        serde_yaml_ng::from_slice(body).map_err(|e| PatchError::NotYaml(e.to_string()))?;
+    for field in ["apiVersion", "kind"] {
+        if !applied.get(field).is_some_and(Value::is_string) {
+            return Err(PatchError::Unset(field));
+        }
+    }
+    Ok(applied)
 }
 
 #[cfg(test)]
@@ -118,8 +137,26 @@ mod tests {
         );
         assert_eq!(
             PatchType::of("application/apply-patch+yaml"),
+            Ok(PatchType::Apply)
+        );
+        assert_eq!(
+            apply(PatchType::Apply, &serde_json::json!({}), b"{}"),
             Err(PatchError::ServerSideApply)
         );
+        assert_eq!(
+            applied_config(b"apiVersion: reactor.dev/v1\nkind: Widget\nspec: {size: 3}\n"),
+            Ok(
+                serde_json::json!({"apiVersion": "reactor.dev/v1", "kind": "Widget", "spec": {"size": 3}})
+            )
+        );
+        assert_eq!(
+            applied_config(b"kind: Widget"),
+            Err(PatchError::Unset("apiVersion"))
+        );
+        assert!(matches!(
+            applied_config(b"a: [b"),
+            Err(PatchError::NotYaml(_))
+        ));
         assert!(matches!(
             PatchType::of("application/strategic-merge-patch+json"),
             Err(PatchError::Unsupported(_))

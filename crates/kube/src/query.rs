@@ -40,6 +40,7 @@ pub struct Query {
     pub dry_run: Option<String>,
     pub include_object: Option<String>,
     pub field_manager: Option<String>,
+    pub force: Option<String>,
 }
 
 /// `metadata.name` as a field selector asks for it.
@@ -109,6 +110,47 @@ impl Query {
             Some("All") => Ok(true),
             Some(other) => Err(QueryError::DryRun(other.to_owned())),
         }
+    }
+
+    /// Who a write is recorded as in `managedFields`: `fieldManager`, or when a write names
+    /// none, the client's `User-Agent` up to its first `/` (as Kubernetes names it). A
+    /// server-side apply must name one.
+    pub fn manager(&self, user_agent: &str, apply: bool) -> Result<String, QueryError> {
+        let invalid = |value: &str, problem| QueryError::Parameter {
+            name: "fieldManager",
+            value: value.to_owned(),
+            problem,
+        };
+        match self.field_manager.as_deref() {
+            Some(manager) if manager.chars().count() > 128 => {
+                Err(invalid(manager, "must be at most 128 characters"))
+            }
+            Some(manager) if manager.chars().any(char::is_control) => {
+                Err(invalid(manager, "must be printable"))
+            }
+            Some(manager) if !manager.is_empty() => Ok(manager.to_owned()),
+            _ if apply => Err(invalid("", "is required for apply patch")),
+            _ => {
+                let agent: String = user_agent
+                    .split('/')
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(128)
+                    .collect();
+                Ok(if agent.is_empty() {
+                    "unknown".into()
+                } else {
+                    agent
+                })
+            }
+        }
+    }
+
+    /// `force=true`: a server-side apply takes the fields it conflicts on.
+    pub fn force(&self) -> bool {
+        flag(self.force.as_deref())
     }
 
     /// `limit`: at most this many objects in a page (0 or none: all).
@@ -182,5 +224,27 @@ mod tests {
         assert!(query("dryRun=Some").dry_run().is_err());
         assert!(query("labelSelector=a b").selector().is_err());
         assert!(!query("watch=false").is_watch());
+    }
+
+    #[test]
+    fn the_field_manager() {
+        let named = query("fieldManager=alice&force=true");
+        assert_eq!(named.manager("kubectl/v1.32.0", true), Ok("alice".into()));
+        assert!(named.force());
+        let unnamed = query("dryRun=All");
+        assert_eq!(
+            unnamed.manager("kubectl/v1.32.0 (linux/amd64)", false),
+            Ok("kubectl".into())
+        );
+        assert_eq!(unnamed.manager("", false), Ok("unknown".into()));
+        assert!(!unnamed.force());
+        assert_eq!(
+            unnamed
+                .manager("kubectl/v1.32.0", true)
+                .map_err(|e| e.to_string()),
+            Err("fieldManager \"\" is invalid: is required for apply patch".into())
+        );
+        let long = query(&format!("fieldManager={}", "m".repeat(129)));
+        assert!(long.manager("", false).is_err());
     }
 }

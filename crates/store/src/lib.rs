@@ -12,7 +12,10 @@ pub use cas::{CAS_ATTEMPTS, retry_on_conflict, update_status};
 pub use embedded::{EmbeddedStore, EmbeddedStoreOptions};
 pub use error::{StoreError, StoreHealth};
 pub use follow::{Follower, follow};
-pub use plan::{Change, plan_apply, plan_check, plan_delete, plan_set_finalizers, plan_set_status};
+pub use plan::{
+    Change, plan_apply, plan_check, plan_delete, plan_set_finalizers, plan_set_managed_fields,
+    plan_set_status,
+};
 pub use reactor_core::applied::{Applied, ApplyOutcome};
 pub use reactor_core::listing::Listing;
 pub use reactor_core::watch_event::{EventType, WatchEvent};

@@ -113,6 +113,7 @@ pub fn plan_apply(
                 finalizers: Vec::new(),
                 deleting: false,
                 owner: request.owner.clone(),
+                managed_fields: Value::Null,
             },
         })));
     };
@@ -190,6 +191,22 @@ pub fn plan_set_finalizers(
     let mut next = current.clone();
     next.meta.finalizers = finalizers.to_vec();
     next.meta.updated = now();
+    Ok(Some(Change::updated(next)))
+}
+
+/// Records who manages which fields (see [`Meta::managed_fields`]); changes nothing else.
+pub fn plan_set_managed_fields(
+    kind: &str,
+    name: &str,
+    existing: Option<&Object>,
+    managed_fields: &Value,
+) -> Result<Option<Change>, StoreError> {
+    let current = require(kind, name, existing)?;
+    if &current.meta.managed_fields == managed_fields {
+        return Ok(None);
+    }
+    let mut next = current.clone();
+    next.meta.managed_fields = managed_fields.clone();
     Ok(Some(Change::updated(next)))
 }
 

@@ -4,6 +4,7 @@
 use super::plan_set_status;
 use super::{
     Change, EventType, StoreError, plan_apply, plan_check, plan_delete, plan_set_finalizers,
+    plan_set_managed_fields,
 };
 use reactor_core::object::{ApplyRequest, Object, ObjectKey, Revision};
 use serde_json::Value;
@@ -23,6 +24,13 @@ pub enum Write {
         name: String,
         finalizers: Vec<String>,
         expected: Option<Revision>,
+    },
+    /// Records who manages which fields (Kubernetes' `managedFields`), after the writes
+    /// before it in the transaction.
+    SetManagedFields {
+        kind: String,
+        name: String,
+        managed_fields: Value,
     },
     Delete {
         kind: String,
@@ -45,6 +53,7 @@ impl Write {
             Write::Apply(request) => request.key(),
             Write::SetStatus { kind, name, .. }
             | Write::SetFinalizers { kind, name, .. }
+            | Write::SetManagedFields { kind, name, .. }
             | Write::Delete { kind, name, .. }
             | Write::Check { kind, name, .. } => ObjectKey::new(kind, name),
         }
@@ -66,6 +75,11 @@ impl Write {
                 finalizers,
                 expected,
             } => plan_set_finalizers(kind, name, current, finalizers, *expected),
+            Write::SetManagedFields {
+                kind,
+                name,
+                managed_fields,
+            } => plan_set_managed_fields(kind, name, current, managed_fields),
             Write::Delete {
                 kind,
                 name,

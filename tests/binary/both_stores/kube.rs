@@ -720,3 +720,163 @@ fn a_watch_from_a_compacted_revision_is_expired() {
         assert_eq!(status["code"], 410);
     });
 }
+
+#[test]
+fn kubectl_applies_on_the_server_with_field_owners_and_conflicts() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = start(&tmp);
+    let apply = |doc: &str, extra: &[&str]| {
+        let mut args = vec!["apply", "--server-side", "-f", "-"];
+        args.extend_from_slice(extra);
+        host.kubectl_with_stdin(&args, Some(doc))
+    };
+    let first = "apiVersion: reactor.dev/v1
+kind: Widget
+metadata:
+  name: w5
+  labels: {app: shop}
+spec:
+  size: 3
+  color: red
+";
+    let out = ok(apply(first, &[]), "apply --server-side");
+    assert_eq!(out.trim(), "widget.reactor.dev/w5 serverside-applied");
+    let v1 = through_v1(&host, "Widget", "w5");
+    assert_eq!(v1["spec"], serde_json::json!({"size": 3, "color": "red"}));
+    let shown = json_of(
+        &host,
+        &["get", "widget", "w5", "-o", "json", "--show-managed-fields"],
+    );
+    let managed = &shown["metadata"]["managedFields"][0];
+    assert_eq!(managed["manager"], "kubectl", "{shown}");
+    assert_eq!(managed["operation"], "Apply");
+    assert_eq!(
+        managed["fieldsV1"]["f:spec"],
+        serde_json::json!({"f:size": {}, "f:color": {}})
+    );
+
+    // Fields the applier stops sending are removed; another manager's field stays.
+    ok(
+        host.kubectl(&[
+            "patch",
+            "widget",
+            "w5",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"shape":"round"}}"#,
+        ]),
+        "patch",
+    );
+    let second = first.replace("  color: red\n", "");
+    ok(apply(&second, &[]), "apply --server-side");
+    let v1 = through_v1(&host, "Widget", "w5");
+    assert_eq!(v1["spec"], serde_json::json!({"size": 3, "shape": "round"}));
+
+    // A field another manager changed is a conflict, and nothing changes...
+    ok(
+        host.kubectl(&[
+            "patch",
+            "widget",
+            "w5",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"size":4}}"#,
+        ]),
+        "patch",
+    );
+    let refused = apply(&second, &[]);
+    assert!(!refused.status.success(), "a conflict is refused");
+    let err = stderr(&refused);
+    assert!(
+        err.contains(r#"conflict with "kubectl-patch""#) && err.contains(".spec.size"),
+        "kubectl names the manager and the field: {err}"
+    );
+    assert_eq!(through_v1(&host, "Widget", "w5")["spec"]["size"], 4);
+    // ...unless forced, which takes the field over.
+    ok(apply(&second, &["--force-conflicts"]), "--force-conflicts");
+    assert_eq!(through_v1(&host, "Widget", "w5")["spec"]["size"], 3);
+    ok(apply(&second, &[]), "apply again");
+
+    // A second applier owns its own field; a server dry run changes nothing.
+    let other = "apiVersion: reactor.dev/v1
+kind: Widget
+metadata: {name: w5}
+spec: {color: blue}
+";
+    ok(apply(other, &["--field-manager", "painter"]), "painter");
+    let dry = other.replace("blue", "green");
+    ok(
+        apply(&dry, &["--field-manager", "painter", "--dry-run=server"]),
+        "dry run",
+    );
+    let v1 = through_v1(&host, "Widget", "w5");
+    assert_eq!(
+        v1["spec"],
+        serde_json::json!({"size": 3, "shape": "round", "color": "blue"})
+    );
+
+    // The status through its own subresource, by its own manager.
+    let status = "apiVersion: reactor.dev/v1
+kind: Widget
+metadata: {name: w5}
+status: {ready: true}
+";
+    ok(
+        host.kubectl_with_stdin(
+            &[
+                "apply",
+                "--server-side",
+                "--subresource=status",
+                "--field-manager",
+                "checker",
+                "-f",
+                "-",
+            ],
+            Some(status),
+        ),
+        "apply status",
+    );
+    let v1 = through_v1(&host, "Widget", "w5");
+    assert_eq!(v1["status"]["ready"], true, "{v1}");
+    assert_eq!(v1["spec"]["size"], 3, "the spec is left as it was");
+
+    // kubectl diff (a server dry run) shows the change it would make, and makes none.
+    let changed = second.replace("size: 3", "size: 8");
+    let diff = host.kubectl_with_stdin(&["diff", "--server-side", "-f", "-"], Some(&changed));
+    assert_eq!(diff.status.code(), Some(1), "diff: {}", stderr(&diff));
+    let text = stdout(&diff);
+    assert!(
+        text.contains("-  size: 3") && text.contains("+  size: 8"),
+        "{text}"
+    );
+    assert_eq!(through_v1(&host, "Widget", "w5")["spec"]["size"], 3);
+
+    // kubectl edit, with an editor that changes the size.
+    let editor = tmp.path().join("editor.sh");
+    std::fs::write(&editor, "#!/bin/sh\nsed -i 's/size: 3/size: 6/' \"$1\"\n").expect("editor");
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let edited = host
+        .kubectl_command(&["edit", "widget", "w5"])
+        .env("EDITOR", &editor)
+        .output()
+        .expect("kubectl edit runs");
+    assert!(edited.status.success(), "edit: {}", stderr(&edited));
+    assert_eq!(through_v1(&host, "Widget", "w5")["spec"]["size"], 6);
+    let shown = json_of(
+        &host,
+        &["get", "widget", "w5", "-o", "json", "--show-managed-fields"],
+    );
+    let managers: Vec<&str> = shown["metadata"]["managedFields"]
+        .as_array()
+        .expect("managed fields")
+        .iter()
+        .filter_map(|m| m["manager"].as_str())
+        .collect();
+    assert!(
+        managers.contains(&"kubectl-edit") && managers.contains(&"painter"),
+        "{managers:?}"
+    );
+}

@@ -69,6 +69,11 @@ pub struct Meta {
     /// Set on objects a reactor applied through the store import.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,
+    /// Which manager set which fields through the Kubernetes API (its `managedFields`, as
+    /// that API shows them); kept as they are by every other write.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    #[schema(value_type = Object)]
+    pub managed_fields: Value,
 }
 
 from_map!(Meta, "a map of meta fields");

@@ -3,6 +3,7 @@
 //! mapping, Status errors, tables, patches, watch events) are `reactor-kube`'s; the routes
 //! here call the store, the admission and the audit as `/v1`'s do.
 
+mod apply;
 mod discovery;
 mod reply;
 mod resources;

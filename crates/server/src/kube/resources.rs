@@ -2,6 +2,7 @@
 //! get, list, watch, create, replace, patch, delete, deletecollection and `/status`. Writes
 //! are admitted and stored as `/v1`'s applies are; `resourceVersion` is the compare-and-swap.
 
+use super::apply::{Manager, Part};
 use super::reply::{Refusal, Refused, Reply, json};
 use super::target::{Target, bad_query};
 use crate::AppState;
@@ -44,7 +45,7 @@ pub(super) fn shape(headers: &HeaderMap, query: &KubeQuery) -> Result<Shape, Ref
     Ok(Shape::Table(include))
 }
 
-fn mapping_refusal(target: &Target, error: MappingError, name: &str) -> Refusal {
+pub(super) fn mapping_refusal(target: &Target, error: MappingError, name: &str) -> Refusal {
     let resource = target.resource.qualified();
     let error = match error {
         MappingError::NotAnObject | MappingError::UnknownField(_) => {
@@ -105,12 +106,14 @@ fn admission_refusal(
 }
 
 /// Admits and stores what a client sent (or, on a dry run, decides it and stores nothing):
-/// the apply and, when the body names them, the finalizers, in one transaction. The object
+/// the apply, the managed fields and, when the body names them, the finalizers, in one
+/// transaction. The object
 /// as stored, and the admission's warnings.
-async fn write(
+pub(super) async fn write(
     state: &AppState,
     target: &Target,
     incoming: Incoming,
+    managed_fields: Option<Value>,
     dry_run: bool,
 ) -> Result<(Object, Vec<String>), Refusal> {
     let Incoming {
@@ -149,6 +152,9 @@ async fn write(
         if let Some(finalizers) = finalizers {
             object.meta.finalizers = finalizers;
         }
+        if let Some(managed_fields) = managed_fields {
+            object.meta.managed_fields = managed_fields;
+        }
         return Ok((object, warnings));
     }
     let fallback = Object {
@@ -161,6 +167,13 @@ async fn write(
         meta: Default::default(),
     };
     let mut writes = vec![Write::Apply(request)];
+    if let Some(managed_fields) = managed_fields {
+        writes.push(Write::SetManagedFields {
+            kind: target.kind().to_owned(),
+            name: name.clone(),
+            managed_fields,
+        });
+    }
     if let Some(finalizers) = finalizers {
         writes.push(Write::SetFinalizers {
             kind: target.kind().to_owned(),
@@ -285,7 +298,9 @@ pub async fn create(
     let target = Target::resolve(&state, &group, &version, &plural).await?;
     let query = query_of(query)?;
     let dry_run = query.dry_run().map_err(bad_query)?;
+    let manager = Manager::of(&target, &headers, &query, Part::Main, false)?;
     let value = body_json(&headers, &body)?;
+    let managed = manager.updated(&target, None, &value);
     let mut incoming =
         from_kube(value, &target.resource, None).map_err(|e| mapping_refusal(&target, e, ""))?;
     let name = incoming.request.name.clone();
@@ -298,7 +313,7 @@ pub async fn create(
         ));
     }
     incoming.request.expected_revision = Some(0);
-    let (object, warnings) = write(&state, &target, incoming, dry_run).await?;
+    let (object, warnings) = write(&state, &target, incoming, Some(managed), dry_run).await?;
     Ok(json(StatusCode::CREATED, target.show(&object), &warnings))
 }
 
@@ -361,12 +376,7 @@ async fn delete_one(
             Err(e) => return Err(target.store_error(&e, name)),
         }
     }
-    Err(target.refuse(
-        KubeError::Conflict(format!(
-            "{name} kept changing: gave up after {CAS_ATTEMPTS} attempts"
-        )),
-        name,
-    ))
+    Err(target.gave_up(name))
 }
 
 /// One object (a one-row `Table` when asked for).
@@ -432,27 +442,30 @@ pub async fn replace(
     let target = Target::resolve(&state, &group, &version, &plural).await?;
     let query = query_of(query)?;
     let dry_run = query.dry_run().map_err(bad_query)?;
+    let manager = Manager::of(&target, &headers, &query, Part::Main, false)?;
     let value = body_json(&headers, &body)?;
+    let current = target.current(&state, &name).await?;
+    let managed = manager.updated(&target, Some(&current), &value);
     let mut incoming = from_kube(value, &target.resource, Some(&name))
         .map_err(|e| mapping_refusal(&target, e, &name))?;
-    let current = target.current(&state, &name).await?;
     if incoming.request.expected_revision.is_none() {
         incoming.request.expected_revision = Some(current.meta.revision);
     }
     // A replace is the whole object: finalizers it does not name are gone.
     incoming.finalizers = Some(incoming.finalizers.unwrap_or_default());
-    let (object, warnings) = write(&state, &target, incoming, dry_run).await?;
+    let (object, warnings) = write(&state, &target, incoming, Some(managed), dry_run).await?;
     Ok(json(StatusCode::OK, target.show(&object), &warnings))
 }
 
-fn patch_refusal(target: &Target, error: PatchError, name: &str) -> Refusal {
+pub(super) fn patch_refusal(target: &Target, error: PatchError, name: &str) -> Refusal {
     let kube = match error {
         PatchError::Unsupported(_) | PatchError::ServerSideApply => {
             KubeError::UnsupportedMediaType(error.to_string())
         }
-        PatchError::NotJson(_) | PatchError::BadJsonPatch(_) => {
-            KubeError::BadRequest(error.to_string())
-        }
+        PatchError::NotJson(_)
+        | PatchError::NotYaml(_)
+        | PatchError::Unset(_)
+        | PatchError::BadJsonPatch(_) => KubeError::BadRequest(error.to_string()),
         PatchError::Failed(_) => KubeError::Invalid(error.to_string()),
     };
     target.refuse(kube, name)
@@ -507,16 +520,21 @@ pub async fn patch(
     let dry_run = query.dry_run().map_err(bad_query)?;
     let patch_type =
         PatchType::of(content_type(&headers)).map_err(|e| patch_refusal(&target, e, &name))?;
+    if patch_type == PatchType::Apply {
+        return super::apply::apply(&state, &target, &name, &headers, &query, &body).await;
+    }
+    let manager = Manager::of(&target, &headers, &query, Part::Main, false)?;
     for _ in 0..CAS_ATTEMPTS {
         let current = target.current(&state, &name).await?;
         let (value, pinned) = patched(&target, &current, patch_type, &body)?;
+        let managed = manager.updated(&target, Some(&current), &value);
         let mut incoming = from_kube(value, &target.resource, Some(&name))
             .map_err(|e| mapping_refusal(&target, e, &name))?;
         if incoming.request.expected_revision.is_none() {
             incoming.request.expected_revision = Some(current.meta.revision);
         }
         incoming.finalizers = Some(incoming.finalizers.unwrap_or_default());
-        match write(&state, &target, incoming, dry_run).await {
+        match write(&state, &target, incoming, Some(managed), dry_run).await {
             Err(refusal) if matches!(refusal.error, KubeError::Conflict(_)) && !pinned => continue,
             Err(refusal) => return Err(refusal),
             Ok((object, warnings)) => {
@@ -524,12 +542,7 @@ pub async fn patch(
             }
         }
     }
-    Err(target.refuse(
-        KubeError::Conflict(format!(
-            "{name} kept changing: gave up after {CAS_ATTEMPTS} attempts"
-        )),
-        &name,
-    ))
+    Err(target.gave_up(&name))
 }
 
 /// Deletes an object; finalizers keep it, with a `deletionTimestamp`, until they are gone.
@@ -609,13 +622,15 @@ pub async fn get_status(
     Ok(json(StatusCode::OK, target.show(&object), &[]))
 }
 
-/// Writes `status` (the host's own keys kept), at `expected` when pinned.
+/// Writes `status` (the host's own keys kept), at `expected` when pinned, recording the
+/// status fields `manager` changed.
 async fn write_status(
     state: &AppState,
     target: &Target,
     name: &str,
     status: Value,
     expected: Option<u64>,
+    manager: &Manager,
     dry_run: bool,
 ) -> Result<Object, Refusal> {
     if dry_run {
@@ -623,9 +638,21 @@ async fn write_status(
         object.status = status;
         return Ok(object);
     }
-    crate::status::write(state.store.as_ref(), target.kind(), name, status, expected)
-        .await
-        .map_err(|e| target.store_error(&e, name))
+    let managed = |current: &Object, status: &Value| {
+        let mut after = target.show(current);
+        after["status"] = status.clone();
+        Some(manager.updated(target, Some(current), &after))
+    };
+    crate::status::write_managed(
+        state.store.as_ref(),
+        target.kind(),
+        name,
+        status,
+        expected,
+        &managed,
+    )
+    .await
+    .map_err(|e| target.store_error(&e, name))
 }
 
 /// Replaces an object's status (its spec is left as it is).
@@ -653,11 +680,13 @@ pub async fn replace_status(
     let target = Target::resolve(&state, &group, &version, &plural).await?;
     let query = query_of(query)?;
     let dry_run = query.dry_run().map_err(bad_query)?;
+    let manager = Manager::of(&target, &headers, &query, Part::Status, false)?;
     let value = body_json(&headers, &body)?;
     let incoming = from_kube(value, &target.resource, Some(&name))
         .map_err(|e| mapping_refusal(&target, e, &name))?;
     let expected = incoming.request.expected_revision;
-    let object = write_status(&state, &target, &name, incoming.status, expected, dry_run).await?;
+    let status = incoming.status;
+    let object = write_status(&state, &target, &name, status, expected, &manager, dry_run).await?;
     Ok(json(StatusCode::OK, target.show(&object), &[]))
 }
 
@@ -688,11 +717,16 @@ pub async fn patch_status(
     let dry_run = query.dry_run().map_err(bad_query)?;
     let patch_type =
         PatchType::of(content_type(&headers)).map_err(|e| patch_refusal(&target, e, &name))?;
+    if patch_type == PatchType::Apply {
+        return super::apply::apply_status(&state, &target, &name, &headers, &query, &body).await;
+    }
+    let manager = Manager::of(&target, &headers, &query, Part::Status, false)?;
     let current = target.current(&state, &name).await?;
     let (value, _) = patched(&target, &current, patch_type, &body)?;
     let incoming = from_kube(value, &target.resource, Some(&name))
         .map_err(|e| mapping_refusal(&target, e, &name))?;
     let expected = incoming.request.expected_revision;
-    let object = write_status(&state, &target, &name, incoming.status, expected, dry_run).await?;
+    let status = incoming.status;
+    let object = write_status(&state, &target, &name, status, expected, &manager, dry_run).await?;
     Ok(json(StatusCode::OK, target.show(&object), &[]))
 }

@@ -59,6 +59,17 @@ impl Target {
         self.refuse(KubeError::from_store(error, about), name)
     }
 
+    /// A write retried while the object kept changing, given up.
+    pub fn gave_up(&self, name: &str) -> Refusal {
+        self.refuse(
+            KubeError::Conflict(format!(
+                "{name} kept changing: gave up after {} attempts",
+                reactor_store::CAS_ATTEMPTS
+            )),
+            name,
+        )
+    }
+
     pub fn show(&self, object: &Object) -> Value {
         to_kube(object, &self.resource, &self.catalog)
     }
