@@ -105,6 +105,20 @@ const NAME: &str = "reactor-host";
 
 /// Writes a kubeconfig for `file` at `path` (0600: it holds a credential).
 pub fn write(path: &Path, file: &ClientFile, user: &str) -> Result<(), KubeconfigError> {
+    let text = render(file, user).map_err(|source| KubeconfigError::Write {
+        path: path.to_owned(),
+        source,
+    })?;
+    reactor_core::private::write_durably(path, text.as_bytes()).map_err(|source| {
+        KubeconfigError::Write {
+            path: path.to_owned(),
+            source,
+        }
+    })
+}
+
+/// A kubeconfig for `file` whose user is named `user`, as text.
+pub fn render(file: &ClientFile, user: &str) -> Result<String, std::io::Error> {
     let config = Kubeconfig {
         api_version: "v1".into(),
         kind: "Config".into(),
@@ -141,16 +155,7 @@ pub fn write(path: &Path, file: &ClientFile, user: &str) -> Result<(), Kubeconfi
         }],
         current_context: NAME.into(),
     };
-    let text = serde_yaml_ng::to_string(&config).map_err(|e| KubeconfigError::Write {
-        path: path.to_owned(),
-        source: std::io::Error::other(e),
-    })?;
-    reactor_core::private::write_durably(path, text.as_bytes()).map_err(|source| {
-        KubeconfigError::Write {
-            path: path.to_owned(),
-            source,
-        }
-    })
+    serde_yaml_ng::to_string(&config).map_err(std::io::Error::other)
 }
 
 /// The current context's server, CA and token in the kubeconfig at `path`.

@@ -131,9 +131,9 @@ impl ClientArgs {
         given_token(token.as_deref(), file.as_deref())
     }
 
-    /// A client of the server: the address, CA and token given by flag or environment, else
+    /// The server's address, CA and token this CLI uses: given by flag or environment, else
     /// the client file's, else the token in `<data>/token`.
-    pub fn client(&self) -> anyhow::Result<Client> {
+    pub fn resolved(&self) -> anyhow::Result<ClientFile> {
         let file = self.client_file()?;
         let server = match (&self.server, env("REACTOR_SERVER"), &file) {
             (Some(server), _, _) => server.clone(),
@@ -141,7 +141,21 @@ impl ClientArgs {
             (None, None, Some(file)) => file.server.clone(),
             (None, None, None) => DEFAULT_SERVER.to_owned(),
         };
-        self.client_with(&server, file.as_ref())
+        Ok(ClientFile {
+            server,
+            ca_pem: self.ca_pem(file.as_ref())?,
+            token: self.token_for(file.as_ref())?,
+        })
+    }
+
+    /// A client of the server (see [`ClientArgs::resolved`]).
+    pub fn client(&self) -> anyhow::Result<Client> {
+        let resolved = self.resolved()?;
+        Ok(Client::with_ca(
+            &resolved.server,
+            resolved.token,
+            resolved.ca_pem.as_deref(),
+        )?)
     }
 
     /// A client of an agent's API (`--agent`), with the admin's token and the CA as
@@ -152,7 +166,14 @@ impl ClientArgs {
     }
 
     fn client_with(&self, url: &str, file: Option<&ClientFile>) -> anyhow::Result<Client> {
-        let token = match self.given_token()? {
+        let token = self.token_for(file)?;
+        let ca = self.ca_pem(file)?;
+        Ok(Client::with_ca(url, token, ca.as_deref())?)
+    }
+
+    /// The token given by flag or environment, else `file`'s, else `<data>/token`'s.
+    fn token_for(&self, file: Option<&ClientFile>) -> anyhow::Result<Option<String>> {
+        Ok(match self.given_token()? {
             Some(token) => Some(token),
             None => match file.and_then(|f| f.token.clone()) {
                 Some(token) => Some(token),
@@ -165,9 +186,7 @@ impl ClientArgs {
                     }
                 }
             },
-        };
-        let ca = self.ca_pem(file)?;
-        Ok(Client::with_ca(url, token, ca.as_deref())?)
+        })
     }
 
     /// Refuses the flags, given on the command line, that `command` does not take.

@@ -20,6 +20,7 @@ mod finalize;
 mod get;
 mod jsonpath;
 mod kinds;
+mod kubeconfig;
 mod label;
 mod logs;
 mod output;
@@ -105,6 +106,9 @@ pub enum Command {
     Audit(audit::AuditArgs),
     /// Who the credential this command presents is, and its role.
     Whoami,
+    /// Print a kubeconfig (server, CA, this command's credential) for kubectl and client
+    /// libraries; `--token-file` for another user's.
+    Kubeconfig(kubeconfig::KubeconfigArgs),
     /// Print a shell completion script: `source <(reactor-host completions bash)`.
     Completions(completions::CompletionsArgs),
 }
@@ -155,6 +159,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Token(args) => tokens::run(args, global).await,
         Command::Audit(args) => audit::run(args, global).await,
         Command::Whoami => users::whoami(global).await,
+        Command::Kubeconfig(args) => kubeconfig::run(args, global).await,
         Command::Completions(args) => completions::run(args),
     }
 }

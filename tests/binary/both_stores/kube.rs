@@ -880,3 +880,96 @@ status: {ready: true}
         "{managers:?}"
     );
 }
+
+#[test]
+fn a_users_kubeconfig_works_with_kubectl_and_holds_only_that_user() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = start(&tmp);
+    let token_file = tmp.path().join("reader.token");
+    std::fs::write(&token_file, host.user("reader", "view")).expect("token file");
+    let config = tmp.path().join("reader.kubeconfig");
+    let out = host.cli(&[
+        "kubeconfig",
+        "--token-file",
+        &token_file.to_string_lossy(),
+        "-o",
+        &config.to_string_lossy(),
+    ]);
+    assert!(out.status.success(), "kubeconfig: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("kubeconfig for user:reader at https://"),
+        "{}",
+        stderr(&out)
+    );
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&config).expect("written").permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600, "it holds a credential");
+    let kubectl = |args: &[&str], stdin: Option<&str>| {
+        let mut command = std::process::Command::new(
+            std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into()),
+        );
+        command
+            .arg("--kubeconfig")
+            .arg(&config)
+            .arg("--cache-dir")
+            .arg(tmp.path().join("reader-cache"))
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = command.spawn().expect("kubectl starts");
+        if let Some(text) = stdin {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(text.as_bytes())
+                .expect("stdin written");
+        }
+        drop(child.stdin.take());
+        child.wait_with_output().expect("kubectl finishes")
+    };
+    let read = ok(kubectl(&["get", "widgets", "-o", "name"], None), "get");
+    assert_eq!(read.trim(), "widget.reactor.dev/w1");
+    let write = kubectl(
+        &["apply", "-f", "-"],
+        Some("apiVersion: reactor.dev/v1\nkind: Widget\nmetadata: {name: w9}\nspec: {size: 1}\n"),
+    );
+    assert!(!write.status.success(), "a view user cannot write");
+    assert!(
+        stderr(&write).contains("Forbidden") && stderr(&write).contains("role view"),
+        "{}",
+        stderr(&write)
+    );
+    assert!(host.object("Widget", "w9").is_none());
+
+    // Printed for the admin's own credential; without any credential, one line says why.
+    let printed = host.cli(&["kubeconfig"]);
+    assert!(printed.status.success(), "{}", stderr(&printed));
+    let text = stdout(&printed);
+    assert!(
+        text.contains("current-context: reactor-host")
+            && text.contains("certificate-authority-data:"),
+        "{text}"
+    );
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).expect("dir");
+    let none = reactor_testkit::run_cli_env(
+        &[
+            "kubeconfig",
+            "--data",
+            &empty.to_string_lossy(),
+            "--server",
+            &host.url,
+        ],
+        &[],
+    );
+    assert!(!none.status.success());
+    assert!(
+        stderr(&none).contains("no credential to put in a kubeconfig"),
+        "{}",
+        stderr(&none)
+    );
+}
