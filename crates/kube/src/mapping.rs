@@ -49,9 +49,13 @@ pub fn to_kube(object: &Object, resource: &Resource, catalog: &Catalog) -> Value
         metadata.insert("creationTimestamp".into(), json!(to_seconds(&meta.created)));
     }
     if meta.deleting {
-        // The store keeps no deletion time of its own: the last change, which the delete
-        // made unless something changed the object since.
-        metadata.insert("deletionTimestamp".into(), json!(to_seconds(&meta.updated)));
+        // Objects stored before the delete time was kept: their last change.
+        let asked = if meta.deleted.is_empty() {
+            &meta.updated
+        } else {
+            &meta.deleted
+        };
+        metadata.insert("deletionTimestamp".into(), json!(to_seconds(asked)));
         metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
     }
     if !object.labels.is_empty() {
@@ -250,7 +254,7 @@ mod tests {
             "annotations": {"note": "x"}, "spec": {"n": 1}, "status": {"ok": true},
             "meta": {"uid": "u-1", "revision": 42, "generation": 3,
                      "created": "2026-01-02T03:04:05.678Z", "updated": "2026-01-02T03:05:00.000Z",
-                     "finalizers": ["f"], "deleting": true,
+                     "finalizers": ["f"], "deleting": true, "deleted": "2026-01-02T03:04:59.000Z",
                      "managed_fields": [{"manager": "m", "operation": "Apply"}],
                      "owner": {"kind": "Tenant", "name": "t", "uid": "u-0", "component": "c"}}
         }))
@@ -269,7 +273,7 @@ mod tests {
         assert_eq!(metadata["generation"], 3);
         assert_eq!(metadata["uid"], "u-1");
         assert_eq!(metadata["creationTimestamp"], "2026-01-02T03:04:05Z");
-        assert_eq!(metadata["deletionTimestamp"], "2026-01-02T03:05:00Z");
+        assert_eq!(metadata["deletionTimestamp"], "2026-01-02T03:04:59Z");
         assert_eq!(metadata["labels"]["app"], "web");
         assert_eq!(metadata["annotations"]["note"], "x");
         assert_eq!(metadata["finalizers"], json!(["f"]));

@@ -57,6 +57,7 @@ pub fn from_guest(object: GuestObject) -> Result<Object, String> {
         updated: m.updated,
         finalizers: m.finalizers,
         deleting: m.deleting,
+        deleted: String::new(),
         managed_fields: Value::Null,
         // Server-owned: what a guest says of the owner is not read.
         owner: None,

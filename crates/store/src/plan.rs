@@ -112,6 +112,7 @@ pub fn plan_apply(
                 updated: stamp,
                 finalizers: Vec::new(),
                 deleting: false,
+                deleted: String::new(),
                 owner: request.owner.clone(),
                 managed_fields: Value::Null,
             },
@@ -227,6 +228,7 @@ pub fn plan_delete(
     let mut next = current.clone();
     next.meta.deleting = true;
     next.meta.updated = now();
+    next.meta.deleted = next.meta.updated.clone();
     Ok(Some(Change::updated(next)))
 }
 

@@ -456,7 +456,31 @@ spec: {size: 1}
         object["metadata"]["deletionTimestamp"].is_string(),
         "{object}"
     );
-    assert_eq!(through_v1(&host, "Widget", "w4")["meta"]["deleting"], true);
+    let v1 = through_v1(&host, "Widget", "w4");
+    assert_eq!(v1["meta"]["deleting"], true);
+    let asked = v1["meta"]["deleted"].as_str().expect("the delete's time");
+    assert_eq!(
+        object["metadata"]["deletionTimestamp"].as_str(),
+        asked.get(..19).map(|s| format!("{s}Z")).as_deref(),
+        "{object}"
+    );
+    // A later write (the status) leaves the deletion time as it was.
+    ok(
+        host.kubectl(&[
+            "patch",
+            "widget",
+            "w4",
+            "--subresource=status",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"status":{"closing":true}}"#,
+        ]),
+        "patch status",
+    );
+    let v1 = through_v1(&host, "Widget", "w4");
+    assert_eq!(v1["status"]["closing"], true);
+    assert_eq!(v1["meta"]["deleted"].as_str(), Some(asked));
 
     // `wait --for=delete` returns once the last finalizer goes.
     let waiter = {
@@ -944,6 +968,29 @@ fn a_users_kubeconfig_works_with_kubectl_and_holds_only_that_user() {
         stderr(&write)
     );
     assert!(host.object("Widget", "w9").is_none());
+
+    // The user's open watch ends as its credential is revoked, as a `/v1` watch does.
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let token = std::fs::read_to_string(&token_file).expect("token");
+        let mut watch = host
+            .http()
+            .get(format!("{}/apis/reactor.dev/v1/widgets?watch=1", host.url))
+            .bearer_auth(token.trim())
+            .send()
+            .await
+            .expect("watch");
+        assert_eq!(watch.status(), 200);
+        let first = watch.chunk().await.expect("an event").expect("not ended");
+        assert!(String::from_utf8_lossy(&first).contains("\"ADDED\""));
+        let out = host.cli(&["user", "revoke", "reader"]);
+        assert!(out.status.success(), "revoke: {}", stderr(&out));
+        let ended = tokio::time::timeout(Duration::from_secs(20), async {
+            while let Ok(Some(_)) = watch.chunk().await {}
+        })
+        .await;
+        assert!(ended.is_ok(), "the revoked user's watch did not end");
+    });
 
     // Printed for the admin's own credential; without any credential, one line says why.
     let printed = host.cli(&["kubeconfig"]);

@@ -66,6 +66,9 @@ pub struct Meta {
     pub updated: String,
     pub finalizers: Vec<String>,
     pub deleting: bool,
+    /// When the delete that finalizers hold was asked (RFC 3339; empty unless deleting).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub deleted: String,
     /// Set on objects a reactor applied through the store import.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,

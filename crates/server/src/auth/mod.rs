@@ -196,11 +196,17 @@ async fn authorize(
     }
 }
 
+/// Marks a response streamed in another type than `application/x-ndjson` (the Kubernetes
+/// API's watches), so that it too ends when its caller's credential is revoked.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Streamed;
+
 fn streamed(response: &Response) -> bool {
-    response
-        .headers()
-        .get(CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/x-ndjson"))
+    response.extensions().get::<Streamed>().is_some()
+        || response
+            .headers()
+            .get(CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/x-ndjson"))
 }
 
 /// The same answer, ended as soon as `revoked` says so (or its credential is forgotten).

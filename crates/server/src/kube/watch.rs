@@ -104,5 +104,9 @@ pub(super) async fn serve(state: AppState, target: Target, query: Query, shape: 
         }
         None => Body::from_stream(lines),
     };
-    Ok((StatusCode::OK, [(CONTENT_TYPE, "application/json")], body).into_response())
+    // Kubernetes streams watch events as `application/json`: marked, so that the stream ends
+    // when the caller's credential is revoked, as a `/v1` watch does.
+    let mut response = (StatusCode::OK, [(CONTENT_TYPE, "application/json")], body).into_response();
+    response.extensions_mut().insert(crate::auth::Streamed);
+    Ok(response)
 }
