@@ -130,6 +130,16 @@ fn kubectl_discovers_the_kinds_and_reads_their_objects() {
         "-l",
     );
     assert_eq!(web.trim(), "widget.reactor.dev/w1");
+    let set = ok(
+        host.kubectl(&["get", "widgets", "-l", "app in (shop, web)", "-o", "name"]),
+        "get -l in",
+    );
+    assert_eq!(set.trim(), "widget.reactor.dev/w1");
+    let outside = ok(
+        host.kubectl(&["get", "widgets", "-l", "app notin (web)", "-o", "name"]),
+        "get -l notin",
+    );
+    assert_eq!(outside.trim(), "");
     let none = host.kubectl(&["get", "widgets", "-l", "app=db"]);
     assert!(
         stderr(&none).contains("No resources found"),

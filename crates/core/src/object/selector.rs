@@ -1,4 +1,4 @@
-//! Equality-based label selectors: `app=web,tier!=db,canary,!legacy`.
+//! Label selectors as Kubernetes writes them: `app=web,tier!=db,canary,!legacy,env in (a,b),zone notin (x)`.
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -10,6 +10,8 @@ enum Requirement {
     NotEquals(String, String),
     Exists(String),
     Absent(String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
 }
 
 /// A conjunction of label requirements; the empty selector matches everything.
@@ -18,7 +20,9 @@ pub struct Selector(Vec<Requirement>);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {
-    #[error("label selector term {0:?} is invalid: expected key=value, key!=value, key or !key")]
+    #[error(
+        "label selector term {0:?} is invalid: expected key=value, key!=value, key, !key, key in (v1,v2) or key notin (v1,v2)"
+    )]
     BadTerm(String),
 }
 
@@ -45,6 +49,8 @@ impl Selector {
             Requirement::NotEquals(k, v) => labels.get(k) != Some(v),
             Requirement::Exists(k) => labels.contains_key(k),
             Requirement::Absent(k) => !labels.contains_key(k),
+            Requirement::In(k, values) => labels.get(k).is_some_and(|v| values.contains(v)),
+            Requirement::NotIn(k, values) => !labels.get(k).is_some_and(|v| values.contains(v)),
         })
     }
 
@@ -74,9 +80,15 @@ impl FromStr for Selector {
                     .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
         };
         let mut requirements = Vec::new();
-        for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        for term in terms(text)
+            .into_iter()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
             let bad = || SelectorError::BadTerm(term.to_owned());
-            let requirement = if let Some((k, v)) = term.split_once("!=") {
+            let requirement = if let Some(set) = set_based(term) {
+                set.ok_or_else(bad)?
+            } else if let Some((k, v)) = term.split_once("!=") {
                 Requirement::NotEquals(k.trim().to_owned(), v.trim().to_owned())
             } else if let Some((k, v)) = term.split_once('=') {
                 let v = v.strip_prefix('=').unwrap_or(v);
@@ -90,7 +102,9 @@ impl FromStr for Selector {
                 Requirement::Equals(k, _)
                 | Requirement::NotEquals(k, _)
                 | Requirement::Exists(k)
-                | Requirement::Absent(k) => k,
+                | Requirement::Absent(k)
+                | Requirement::In(k, _)
+                | Requirement::NotIn(k, _) => k,
             };
             if !valid_key(key) {
                 return Err(bad());
@@ -99,6 +113,53 @@ impl FromStr for Selector {
         }
         Ok(Self(requirements))
     }
+}
+
+/// `text` cut at the commas outside parentheses (those inside separate a set's values).
+fn terms(text: &str) -> Vec<&str> {
+    let mut terms = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                terms.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    terms.push(&text[start..]);
+    terms
+}
+
+/// `key in (v1,v2)` or `key notin (v1,v2)`: `None` when `term` is not of that form,
+/// `Some(None)` when it is but its set is empty or a value is not a label value.
+fn set_based(term: &str) -> Option<Option<Requirement>> {
+    let (head, rest) = term.split_once('(')?;
+    let inner = rest.strip_suffix(')')?;
+    let words: Vec<&str> = head.split_whitespace().collect();
+    let [key, operator] = words.as_slice() else {
+        return None;
+    };
+    if *operator != "in" && *operator != "notin" {
+        return None;
+    }
+    let values: Vec<String> = inner.split(',').map(|v| v.trim().to_owned()).collect();
+    let valid = |v: &String| {
+        !v.is_empty()
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    };
+    if !values.iter().all(valid) {
+        return Some(None);
+    }
+    let key = (*key).to_owned();
+    Some(Some(match *operator {
+        "in" => Requirement::In(key, values),
+        _ => Requirement::NotIn(key, values),
+    }))
 }
 
 impl std::fmt::Display for Selector {
@@ -113,6 +174,8 @@ impl std::fmt::Display for Selector {
                 Requirement::NotEquals(k, v) => format!("{k}!={v}"),
                 Requirement::Exists(k) => k.clone(),
                 Requirement::Absent(k) => format!("!{k}"),
+                Requirement::In(k, values) => format!("{k} in ({})", values.join(",")),
+                Requirement::NotIn(k, values) => format!("{k} notin ({})", values.join(",")),
             })
             .collect();
         f.write_str(&terms.join(","))
@@ -140,6 +203,29 @@ mod tests {
         assert!(!sel.matches(&labels(&[("app", "web"), ("canary", "1"), ("tier", "db")])));
         assert!(!sel.matches(&labels(&[("app", "web"), ("canary", "1"), ("legacy", "y")])));
         assert!(Selector::default().matches(&labels(&[])));
+        let sets: Selector = "env in (prod, staging),zone notin (eu-1),app=web"
+            .parse()
+            .expect("parses");
+        assert!(sets.matches(&labels(&[("env", "prod"), ("app", "web")])));
+        assert!(sets.matches(&labels(&[
+            ("env", "staging"),
+            ("zone", "us-1"),
+            ("app", "web")
+        ])));
+        assert!(!sets.matches(&labels(&[("env", "dev"), ("app", "web")])));
+        assert!(
+            !sets.matches(&labels(&[("app", "web")])),
+            "in needs the key"
+        );
+        assert!(!sets.matches(&labels(&[
+            ("env", "prod"),
+            ("zone", "eu-1"),
+            ("app", "web")
+        ])));
+        assert_eq!(
+            sets.to_string(),
+            "env in (prod,staging),zone notin (eu-1),app=web"
+        );
     }
 
     #[test]
@@ -150,6 +236,11 @@ mod tests {
         assert_eq!(sel.to_string().parse::<Selector>(), Ok(sel));
         assert!("=x".parse::<Selector>().is_err());
         assert!("a b=c".parse::<Selector>().is_err());
+        assert_eq!(
+            "a in (),b=c".parse::<Selector>(),
+            Err(SelectorError::BadTerm("a in ()".into()))
+        );
+        assert!("a in (x y)".parse::<Selector>().is_err());
     }
 
     mod properties {
@@ -164,6 +255,10 @@ mod tests {
                 (key, value).prop_map(|(k, v)| Requirement::NotEquals(k, v)),
                 key.prop_map(Requirement::Exists),
                 key.prop_map(Requirement::Absent),
+                (key, proptest::collection::vec("[A-Za-z0-9._-]{1,8}", 1..4))
+                    .prop_map(|(k, v)| Requirement::In(k, v)),
+                (key, proptest::collection::vec("[A-Za-z0-9._-]{1,8}", 1..4))
+                    .prop_map(|(k, v)| Requirement::NotIn(k, v)),
             ]
         }
 
