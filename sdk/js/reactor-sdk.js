@@ -237,6 +237,43 @@ export function agentStatuses(prefix, agent) {
   return agentStatusesRaw(prefix, agent);
 }
 
+// ----------------------------------------------------------------------- conditions
+
+/** The wall clock now (the host's, or the one `reactor-host test` fixes), RFC 3339 to the second. */
+export function now() {
+  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/**
+ * Sets the condition `type` (status 'True', 'False' or 'Unknown') in `statusValue` (the status
+ * about to be written), among the conditions of `previous` (the object's status as read:
+ * `status(obj)`), as Kubernetes keeps `status.conditions`: its `lastTransitionTime` moves (to
+ * `at`, else now) only when its status changes. Returns `statusValue`.
+ */
+export function setCondition(statusValue, previous, { type, status: conditionStatus, reason = '', message = '', observedGeneration, at } = {}) {
+  const source = statusValue.conditions ?? previous?.conditions ?? [];
+  const conditions = source.filter((c) => c && typeof c === 'object').map((c) => ({ ...c }));
+  const index = conditions.findIndex((c) => c.type === type);
+  const old = index >= 0 ? conditions[index] : undefined;
+  const since = old?.status === conditionStatus ? old.lastTransitionTime : undefined;
+  const entry = { type, status: conditionStatus, reason, message, lastTransitionTime: since ?? at ?? now() };
+  if (observedGeneration !== undefined) entry.observedGeneration = Number(observedGeneration);
+  if (index >= 0) conditions[index] = entry;
+  else conditions.push(entry);
+  statusValue.conditions = conditions;
+  return statusValue;
+}
+
+/** The condition `type` of `statusValue`, or undefined. */
+export function findCondition(statusValue, type) {
+  return (statusValue.conditions ?? []).find((c) => c.type === type);
+}
+
+/** Whether `statusValue` has the condition `type` with status 'True'. */
+export function isConditionTrue(statusValue, type) {
+  return findCondition(statusValue, type)?.status === 'True';
+}
+
 // ------------------------------------------------------------------------------ log
 
 /** Logging to the host's log, under the component's name. */

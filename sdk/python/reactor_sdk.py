@@ -226,6 +226,65 @@ def applied(report) -> bool:
     return report.state == _types.ItemState.APPLIED
 
 
+# ---------------------------------------------------------------------------- conditions
+
+
+def now() -> str:
+    """The wall clock now (the host's, or the one `reactor-host test` fixes), RFC 3339 to
+    the second."""
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def set_condition(
+    status_value: Dict[str, Any],
+    previous: Optional[Dict[str, Any]],
+    type: str,
+    condition_status: str,
+    reason: str = "",
+    message: str = "",
+    observed_generation: Optional[int] = None,
+    at: Optional[str] = None,
+) -> Dict[str, Any]:
+    """Sets the condition `type` (status "True", "False" or "Unknown") in `status_value`
+    (the status about to be written), among the conditions of `previous` (the object's
+    status as read: `status(obj)`), as Kubernetes keeps `status.conditions`: its
+    `lastTransitionTime` moves (to `at`, else now) only when its status changes. Returns
+    `status_value`."""
+    source = status_value.get("conditions")
+    if source is None and previous:
+        source = previous.get("conditions")
+    conditions = [dict(c) for c in (source or []) if isinstance(c, dict)]
+    old = next((c for c in conditions if c.get("type") == type), None)
+    since = (old or {}).get("lastTransitionTime") if (old or {}).get("status") == condition_status else None
+    entry = {
+        "type": type,
+        "status": condition_status,
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": since or at or now(),
+    }
+    if observed_generation is not None:
+        entry["observedGeneration"] = observed_generation
+    if old is None:
+        conditions.append(entry)
+    else:
+        conditions[conditions.index(old)] = entry
+    status_value["conditions"] = conditions
+    return status_value
+
+
+def find_condition(status_value: Dict[str, Any], type: str) -> Optional[Dict[str, Any]]:
+    """The condition `type` of `status_value`, or None."""
+    return next((c for c in status_value.get("conditions") or [] if c.get("type") == type), None)
+
+
+def is_condition_true(status_value: Dict[str, Any], type: str) -> bool:
+    """Whether `status_value` has the condition `type` with status "True"."""
+    return (find_condition(status_value, type) or {}).get("status") == "True"
+
+
 # ---------------------------------------------------------------------------- log
 
 

@@ -129,6 +129,7 @@ compile_error!("reactor-sdk: enable one of the features `controller` and `descri
 extern crate self as reactor_sdk;
 
 pub mod bindings;
+pub mod conditions;
 pub mod config;
 mod json;
 pub mod log;

@@ -388,3 +388,40 @@ fn a_reactors_children_are_defaulted_and_validated_by_their_kind() {
         "{reconcile}"
     );
 }
+
+#[test]
+fn the_components_clock_stands_still_at_the_time_asked() {
+    let fixtures = root().join("examples/tenant-rust/test/fixtures.yaml");
+    let out = test_cmd(
+        "tenant-rust",
+        &[
+            "-f",
+            &fixtures.to_string_lossy(),
+            "--clock",
+            "2026-03-04T05:06:07Z",
+        ],
+        &root(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let stamps: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- lastTransitionTime: "))
+        .collect();
+    assert_eq!(
+        stamps,
+        ["2026-03-04T05:06:07Z", "2026-03-04T05:06:07Z"],
+        "{text}"
+    );
+    let bad = test_cmd(
+        "tenant-rust",
+        &["-f", &fixtures.to_string_lossy(), "--clock", "yesterday"],
+        &root(),
+    );
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("\"yesterday\" is neither an RFC 3339 time nor `now`"),
+        "{}",
+        stderr(&bad)
+    );
+}

@@ -41,6 +41,8 @@ pub(crate) struct Compiler {
     cache: Cache,
     host: Arc<dyn ControllerHost>,
     southbound: Option<PathBuf>,
+    /// See [`super::RuntimeConfig::frozen_clock`], as a time since the Unix epoch.
+    pub(crate) frozen_clock: Option<std::time::Duration>,
     stats: Stats,
 }
 
@@ -66,6 +68,7 @@ impl Compiler {
             engine,
             host,
             southbound,
+            frozen_clock: None,
             stats: Stats::default(),
         })
     }
@@ -111,6 +114,7 @@ impl Compiler {
             effective,
             implicit_dirs: Vec::new(),
             host: self.host.clone(),
+            frozen_clock: self.frozen_clock,
         };
         let mut loaded = Loaded::new(
             slot.world,

@@ -39,13 +39,17 @@ impl Loader {
     pub(crate) fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
         let (engine, ticker) = super::compiler::start_engine()?;
         let (events, _) = broadcast::channel(256);
+        let mut compiler = Compiler::new(
+            engine,
+            config.data_dir.join("cache"),
+            config.host,
+            config.southbound,
+        )?;
+        compiler.frozen_clock = config
+            .frozen_clock
+            .map(|at| at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default());
         Ok(Loader {
-            compiler: Arc::new(Compiler::new(
-                engine,
-                config.data_dir.join("cache"),
-                config.host,
-                config.southbound,
-            )?),
+            compiler: Arc::new(compiler),
             slots: Slots::default(),
             settings: RwLock::new(config.settings),
             config_error: Mutex::new(None),

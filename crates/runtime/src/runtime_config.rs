@@ -21,6 +21,9 @@ pub struct RuntimeConfig {
     /// version rolled back to serves after a restart while the file rolled back is still in
     /// the folder; `None`: not kept, only the replaced version loaded in memory can.
     pub versions_dir: Option<PathBuf>,
+    /// Guests' wall clock stopped at this time (`reactor-host test`, so that statuses
+    /// stamped with the time are the same on every run); `None`: the real clock.
+    pub frozen_clock: Option<std::time::SystemTime>,
 }
 
 impl RuntimeConfig {
@@ -32,6 +35,7 @@ impl RuntimeConfig {
             host: Arc::new(Detached),
             southbound: None,
             versions_dir: None,
+            frozen_clock: None,
         }
     }
 }
@@ -43,6 +47,7 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("settings", &self.settings)
             .field("southbound", &self.southbound)
             .field("versions_dir", &self.versions_dir)
+            .field("frozen_clock", &self.frozen_clock)
             .finish_non_exhaustive()
     }
 }

@@ -7,7 +7,7 @@ use super::limits::Limiter;
 use super::settings::{Access, DirGrant, Effective};
 use super::stdio::{Stream, TracingOutput};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, Store, UpdateDeadline};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
@@ -23,6 +23,23 @@ pub(crate) struct InstanceSpec {
     pub(crate) implicit_dirs: Vec<DirGrant>,
     /// Where `store` and `nimbus` calls go.
     pub(crate) host: Arc<dyn ControllerHost>,
+    /// The guest's wall clock stopped at this time since the Unix epoch; `None`: the real
+    /// clock.
+    pub(crate) frozen_clock: Option<Duration>,
+}
+
+/// A wall clock that always reads one time (`reactor-host test`: the same statuses on
+/// every run).
+struct FrozenClock(Duration);
+
+impl wasmtime_wasi::HostWallClock for FrozenClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(1)
+    }
+
+    fn now(&self) -> Duration {
+        self.0
+    }
 }
 
 /// The data of one instance's store.
@@ -72,6 +89,9 @@ pub(crate) fn new_store(
     wasi.allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false);
+    if let Some(at) = spec.frozen_clock {
+        wasi.wall_clock(FrozenClock(at));
+    }
     for grant in spec.implicit_dirs.iter().chain(&spec.effective.grants.dirs) {
         let perms = match grant.mode {
             Access::ReadOnly => FsPerms::ReadOnly,

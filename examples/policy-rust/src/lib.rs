@@ -1,7 +1,10 @@
 //! The Policy reactor: publishes one Nimbus item per rule to the agents its selector matches,
 //! records what it did in status, and counts per agent the items applied there.
 
-use reactor_sdk::{Action, Error, Info, ItemState, ItemStatus, Object, Reactor, Target, export_reactor, nimbus, store};
+use reactor_sdk::{
+    Action, Error, Info, ItemState, ItemStatus, Object, Reactor, Target, export_reactor, nimbus,
+    store,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -66,11 +69,15 @@ struct Policy;
 
 impl Reactor for Policy {
     fn describe() -> Info {
-        Info::new(NAME, ["Policy"]).resync_every_ms(60_000).handles_delete()
+        Info::new(NAME, ["Policy"])
+            .resync_every_ms(60_000)
+            .handles_delete()
     }
 
     fn validate(obj: Object) -> Result<(), String> {
-        let spec: PolicySpec = obj.spec().map_err(|e| format!("invalid policy spec: {e}"))?;
+        let spec: PolicySpec = obj
+            .spec()
+            .map_err(|e| format!("invalid policy spec: {e}"))?;
         if spec.rules.is_empty() {
             return Err("policy has no rules".into());
         }

@@ -1,12 +1,14 @@
 //! The Tenant reactor: a Tenant names a Plan (referenced, not owned) and lists namespaces.
 //! With its Plan present it owns one `TenantNamespace/<tenant>-<ns>` per namespace (the
 //! Plan's cpu copied in), publishes one Nimbus item `tenant/<tenant>/<ns>` per namespace to
-//! the agents its selector matches, and reports `ready`. The host runs it again when the Plan
+//! the agents its selector matches, and reports `ready` and a `Ready` condition (so `kubectl
+//! wait --for=condition=Ready` works). The host runs it again when the Plan
 //! changes or a child is changed by anyone else, and deletes the children when the Tenant goes.
 
+use reactor_sdk::conditions::{Condition, set_condition};
 use reactor_sdk::{Action, Error, Info, Object, Reactor, Target, export_reactor, nimbus, store};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 const NAME: &str = "tenant-rust";
@@ -60,7 +62,9 @@ impl Reactor for Tenant {
     }
 
     fn validate(obj: Object) -> Result<(), String> {
-        let spec: TenantSpec = obj.spec().map_err(|e| format!("invalid tenant spec: {e}"))?;
+        let spec: TenantSpec = obj
+            .spec()
+            .map_err(|e| format!("invalid tenant spec: {e}"))?;
         if spec.plan.is_empty() {
             return Err("spec.plan names no Plan".into());
         }
@@ -71,7 +75,11 @@ impl Reactor for Tenant {
         let spec: TenantSpec = obj.spec()?;
         let Some(plan) = store::get("Plan", &spec.plan)? else {
             // Not a retry: the host runs the Tenant again when the Plan appears.
-            store::set_status(&json!({"ready": false, "reason": "PlanNotFound", "plan": spec.plan}))?;
+            let mut status = json!({"ready": false, "reason": "PlanNotFound", "plan": spec.plan});
+            let waiting = Condition::new("Ready", "False")
+                .reason("PlanNotFound")
+                .message(format!("the Plan {} does not exist", spec.plan));
+            report(&obj, &mut status, waiting)?;
             return Ok(Action::Done);
         };
         let plan: PlanSpec = plan.spec()?;
@@ -92,7 +100,9 @@ impl Reactor for Tenant {
         }
         // Children and items no longer listed go.
         for old in store::list(CHILD_KIND, &[("tenant", &obj.name)])? {
-            let mine = old.owner().is_some_and(|o| o.kind == "Tenant" && o.name == obj.name);
+            let mine = old
+                .owner()
+                .is_some_and(|o| o.kind == "Tenant" && o.name == obj.name);
             if mine && !children.contains(&old.name) {
                 store::delete(CHILD_KIND, &old.name)?;
             }
@@ -102,11 +112,16 @@ impl Reactor for Tenant {
                 nimbus::unpublish(&key)?;
             }
         }
-        store::set_status(&json!({
+        let mut status = json!({
             "ready": true,
             "plan": spec.plan,
             "namespaces": spec.namespaces.len(),
-        }))?;
+        });
+        report(
+            &obj,
+            &mut status,
+            Condition::new("Ready", "True").reason("PlanFound"),
+        )?;
         Ok(Action::Done)
     }
 
@@ -117,6 +132,14 @@ impl Reactor for Tenant {
         }
         Ok(Action::Done)
     }
+}
+
+/// Writes `status` with `ready` among the conditions the object had, for its generation.
+fn report(obj: &Object, status: &mut Value, ready: Condition) -> Result<(), Error> {
+    let previous: Option<Value> = obj.status()?;
+    let ready = ready.observed_generation(obj.generation());
+    set_condition(status, previous.as_ref(), ready);
+    store::set_status(&*status)
 }
 
 export_reactor!(Tenant);

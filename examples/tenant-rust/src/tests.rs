@@ -22,10 +22,15 @@ fn names(host: &FakeHost, kind: &str) -> Vec<String> {
 fn without_its_plan_a_tenant_is_not_ready_and_not_retried() {
     let mut host = FakeHost::new("tenant-rust");
     assert_eq!(host.on_create::<Tenant>(tenant(&["dev"])), Ok(Action::Done));
+    let status = host.status("Tenant", "acme").expect("a status");
+    assert_eq!(status["ready"], false);
+    assert_eq!(status["reason"], "PlanNotFound");
+    let ready = &status["conditions"][0];
     assert_eq!(
-        host.status("Tenant", "acme"),
-        Some(json!({"ready": false, "reason": "PlanNotFound", "plan": "gold"}))
+        (ready["type"].as_str(), ready["status"].as_str()),
+        (Some("Ready"), Some("False"))
     );
+    assert_eq!(ready["message"], "the Plan gold does not exist");
     assert!(names(&host, "TenantNamespace").is_empty());
     assert!(host.items().is_empty());
 }
@@ -54,10 +59,12 @@ fn with_its_plan_a_tenant_owns_one_namespace_and_one_item_per_namespace() {
         item.value,
         json!({"tenant": "acme", "namespace": "prod", "cpu": 2})
     );
+    let status = host.status("Tenant", "acme").expect("a status");
     assert_eq!(
-        host.status("Tenant", "acme"),
-        Some(json!({"ready": true, "plan": "gold", "namespaces": 2}))
+        (&status["ready"], &status["plan"], &status["namespaces"]),
+        (&json!(true), &json!("gold"), &json!(2))
     );
+    assert!(reactor_sdk::conditions::is_condition_true(&status, "Ready"));
 }
 
 #[test]

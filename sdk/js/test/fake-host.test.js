@@ -57,3 +57,21 @@ test('delete removes the object and its children', () => {
 test('a host call without a fake says how to install one', () => {
   assert.throws(() => sdk.get('Parent', 'p'), /run the callback through FakeHost/);
 });
+
+test("a condition's time moves only with its status", () => {
+  const status = sdk.setCondition({ plan: 'gold' }, undefined, {
+    type: 'Ready', status: 'False', reason: 'PlanNotFound', observedGeneration: 1n, at: '2026-01-01T00:00:00Z',
+  });
+  assert.deepEqual(status.conditions, [{
+    type: 'Ready', status: 'False', reason: 'PlanNotFound', message: '',
+    lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1,
+  }]);
+  const still = sdk.setCondition({}, status, { type: 'Ready', status: 'False', reason: 'PlanMissing', at: '2026-01-05T00:00:00Z' });
+  assert.equal(sdk.findCondition(still, 'Ready').lastTransitionTime, '2026-01-01T00:00:00Z');
+  assert.equal(sdk.findCondition(still, 'Ready').reason, 'PlanMissing');
+  const ready = sdk.setCondition({}, still, { type: 'Ready', status: 'True', at: '2026-01-06T00:00:00Z' });
+  assert.ok(sdk.isConditionTrue(ready, 'Ready'));
+  assert.equal(sdk.findCondition(ready, 'Ready').lastTransitionTime, '2026-01-06T00:00:00Z');
+  assert.equal(sdk.findCondition(ready, 'Synced'), undefined);
+  assert.match(sdk.now(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+});

@@ -70,6 +70,25 @@ class FakeHostTest(unittest.TestCase):
         self.assertEqual(host.on_delete(Parent(), host.get("Parent", "p")), Action_Done())
         self.assertEqual((host.get("Parent", "p"), host.get("Child", "p-child")), (None, None))
 
+    def test_a_conditions_time_moves_only_with_its_status(self):
+        status = sdk.set_condition({"plan": "gold"}, None, "Ready", "False",
+                                   reason="PlanNotFound", observed_generation=1,
+                                   at="2026-01-01T00:00:00Z")
+        self.assertEqual(status["conditions"], [{
+            "type": "Ready", "status": "False", "reason": "PlanNotFound", "message": "",
+            "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": 1}])
+        still = sdk.set_condition({}, status, "Ready", "False", reason="PlanMissing",
+                                  at="2026-01-05T00:00:00Z")
+        self.assertEqual(sdk.find_condition(still, "Ready")["lastTransitionTime"],
+                         "2026-01-01T00:00:00Z")
+        self.assertEqual(sdk.find_condition(still, "Ready")["reason"], "PlanMissing")
+        ready = sdk.set_condition({}, still, "Ready", "True", at="2026-01-06T00:00:00Z")
+        self.assertTrue(sdk.is_condition_true(ready, "Ready"))
+        self.assertEqual(sdk.find_condition(ready, "Ready")["lastTransitionTime"],
+                         "2026-01-06T00:00:00Z")
+        self.assertIsNone(sdk.find_condition(ready, "Synced"))
+        self.assertRegex(sdk.now(), r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
     def test_a_host_call_without_a_fake_says_how_to_install_one(self):
         with self.assertRaisesRegex(RuntimeError, "reactor_sdk_testing.FakeHost"):
             sdk.get("Parent", "p")

@@ -41,6 +41,26 @@ pub struct TestArgs {
     /// into a temporary folder, removed at the end).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// The component's wall clock, stopped at this RFC 3339 time so that times it writes
+    /// (a condition's `lastTransitionTime`) are the same on every run; `now`: the real clock.
+    #[arg(long, default_value = "2000-01-01T00:00:00Z", value_parser = clock, value_name = "TIME|now")]
+    pub clock: Clock,
+}
+
+/// The wall clock a `test` run gives the component.
+#[derive(Debug, Clone, Copy)]
+pub enum Clock {
+    Real,
+    Frozen(std::time::SystemTime),
+}
+
+fn clock(text: &str) -> Result<Clock, String> {
+    if text == "now" {
+        return Ok(Clock::Real);
+    }
+    humantime::parse_rfc3339_weak(text)
+        .map(Clock::Frozen)
+        .map_err(|e| format!("{text:?} is neither an RFC 3339 time nor `now`: {e}"))
 }
 
 /// Exits 0 when the run went through (and matched `--expect`), 1 when the result differs

@@ -58,6 +58,9 @@ impl Host {
         let mut config = RuntimeConfig::new(data);
         config.settings = settings;
         config.host = Arc::new(EngineHost::new(engine.context().clone()));
+        if let super::Clock::Frozen(at) = args.clock {
+            config.frozen_clock = Some(at);
+        }
         let runtime = Runtime::new(config)?;
         let file = args.component.display();
         if !args.component.is_file() {
