@@ -1,5 +1,6 @@
 //! How to make a [`super::Runtime`]: its data folder, settings, host and southbound.
 
+use super::admission::Admission;
 use super::host::{ControllerHost, Detached};
 use super::settings::RuntimeSettings;
 use std::path::PathBuf;
@@ -21,6 +22,9 @@ pub struct RuntimeConfig {
     /// version rolled back to serves after a restart while the file rolled back is still in
     /// the folder; `None`: not kept, only the replaced version loaded in memory can.
     pub versions_dir: Option<PathBuf>,
+    /// Asked before a version compiles when the config has a `trust` section; with none
+    /// set, a `trust` section refuses every component (nothing can check a signature).
+    pub admission: Option<Arc<dyn Admission>>,
 }
 
 impl RuntimeConfig {
@@ -32,6 +36,7 @@ impl RuntimeConfig {
             host: Arc::new(Detached),
             southbound: None,
             versions_dir: None,
+            admission: None,
         }
     }
 }

@@ -14,6 +14,13 @@
 //!     grants:
 //!       dirs:
 //!         - {host: /var/lib/policy, guest: /data, mode: ro}
+//!   policy-oci:           # a component pulled from an OCI registry (see `supply_settings`)
+//!     source: oci://registry.example:5000/policies/policy:v1   # or …@sha256:HEX
+//! supply:                 # registries: pace, timeout, plain HTTP, CA, credentials file
+//!   interval: 5m
+//!   registries: {"registry.example:5000": {ca: /etc/reactor/ca.pem}}
+//! trust:                  # with it, only components signed by one of these keys load
+//!   keys: [/etc/reactor/release.pub]
 //! rollout:                # how a component's new version reaches existing objects
 //!   rate: 200             # re-reconciles per second (default: serve --rollout-rate)
 //!   canary: 0.1           # reconcile this fraction first; roll back if it does worse
@@ -22,6 +29,7 @@
 //! Unknown fields are an error.
 
 use super::RuntimeError;
+pub use super::supply_settings::{RegistrySettings, SupplySettings, TrustSettings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,6 +47,12 @@ pub struct RuntimeSettings {
     /// How a new version of a component re-reconciles the objects its reactor watches.
     #[serde(default)]
     pub rollout: RolloutSettings,
+    /// Where components named by an OCI reference come from.
+    #[serde(default)]
+    pub supply: SupplySettings,
+    /// The keys whose signature a component needs to load; none: no signature needed.
+    #[serde(default)]
+    pub trust: Option<TrustSettings>,
 }
 
 /// The `rollout` section: its pace and an optional canary.
@@ -89,6 +103,10 @@ pub struct ComponentSettings {
     /// WASI capabilities granted; none by default.
     #[serde(default)]
     pub grants: Grants,
+    /// `oci://HOST[:PORT]/REPO:TAG` or `…@sha256:HEX`: the component is pulled from a
+    /// registry rather than read from the components folder.
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 /// Limits of one component.
@@ -241,6 +259,8 @@ impl RuntimeSettings {
         }
         self.defaults = newer.defaults;
         self.rollout = newer.rollout;
+        self.supply = newer.supply;
+        self.trust = newer.trust;
         merge.defaults_changed = defaults_changed;
         merge
     }
