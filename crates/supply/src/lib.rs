@@ -1,6 +1,6 @@
 //! Components from OCI registries and the signatures checked before they load.
 //!
-//! - [`reference`]: `oci://HOST[:PORT]/REPO:TAG` or `…@sha256:HEX`.
+//! - [`reference`](mod@reference): `oci://HOST[:PORT]/REPO:TAG` or `…@sha256:HEX`.
 //! - [`access`]: how a registry is reached (HTTPS with a CA, or plain HTTP; basic auth).
 //! - [`artifact`]: the CNCF Wasm OCI layout and the signature artifact beside it.
 //! - [`pull`] and [`push`]: the registry calls, each bounded in time and size.

@@ -19,7 +19,7 @@ pub struct ComponentArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ComponentCommand {
-    /// Publish FILE at oci://HOST[:PORT]/REPO:TAG in the Wasm OCI layout, with the signature
+    /// Publish FILE at `oci://HOST[:PORT]/REPO:TAG` in the Wasm OCI layout, with the signature
     /// FILE.minisig beside it if there is one; prints the reference pinned by digest.
     Push(PushArgs),
     /// Sign FILE with a minisign secret key: writes FILE.minisig (as `minisign -Sm` does).
