@@ -337,6 +337,34 @@ mod tests {
     }
 
     #[test]
+    fn the_supply_and_trust_sections_are_checked() {
+        let settings = parse(
+            "supply:\n  interval: 30s\n  registries: {\"127.0.0.1:5000\": {plain_http: true, credentials: /c}}\ntrust: {keys: [/k.pub]}\ncomponents:\n  a: {source: \"oci://127.0.0.1:5000/r/a:v1\"}\n",
+        )
+        .expect("valid");
+        assert_eq!(settings.supply.interval, std::time::Duration::from_secs(30));
+        assert_eq!(settings.supply.timeout, std::time::Duration::from_secs(10));
+        assert!(settings.supply.registries["127.0.0.1:5000"].plain_http);
+        assert_eq!(
+            settings.trust.map(|t| t.keys),
+            Some(vec![PathBuf::from("/k.pub")])
+        );
+        assert_eq!(
+            settings.components["a"].source.as_deref(),
+            Some("oci://127.0.0.1:5000/r/a:v1")
+        );
+        let err = parse("supply: {interval: soon}\n").expect_err("no duration");
+        assert!(
+            err.to_string()
+                .contains("\"soon\" is not a duration like 30s"),
+            "{err}"
+        );
+        assert!(parse("supply: {timeout: 0s}\n").is_err());
+        assert!(parse("supply: {registries: {r: {password: x}}}\n").is_err());
+        assert!(parse("trust: {key: [/k]}\n").is_err());
+    }
+
+    #[test]
     fn merge_applies_only_higher_revisions() {
         let mut current = parse("components:\n  a: {revision: 2, config: 1}\n  b: {revision: 1}\n")
             .expect("valid");
