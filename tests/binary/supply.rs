@@ -271,12 +271,14 @@ fn a_pinned_digest_restarts_from_the_cache_without_its_registry_or_a_recompile()
     let after = component(&host, "probe").expect("listed");
     assert!(after["error"].is_null(), "no registry call: {after}");
     let metrics = host.metrics();
+    let series = |family: &str| format!("{family}{{component=\"probe\"}}");
     assert_eq!(
-        metric(
-            &metrics,
-            "reactor_component_compiles_total{component=\"probe\"}"
-        )
-        .unwrap_or(0.0),
+        metric(&metrics, &series("reactor_component_cache_hits_total")),
+        Some(1.0),
+        "loaded from the compile cache"
+    );
+    assert_eq!(
+        metric(&metrics, &series("reactor_component_compiles_total")).unwrap_or(0.0),
         0.0,
         "no recompile"
     );
