@@ -14,6 +14,11 @@ fi
 missing=()
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
+# The OCI registry the supply tests push to and pull from (the CNCF distribution registry),
+# htpasswd for its basic auth, and minisign to show signatures interoperate.
+[ -x /usr/bin/docker-registry ] || missing+=(docker-registry)
+command -v htpasswd >/dev/null 2>&1 || missing+=(apache2-utils)
+command -v minisign >/dev/null 2>&1 || missing+=(minisign)
 # A TrueType font for the benchmark plots (drawn without fontconfig).
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -21,6 +26,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     # Debian starts the packaged etcd as a service; the project runs its own instances.
     if command -v systemctl >/dev/null 2>&1; then need_root systemctl disable --now etcd >/dev/null 2>&1 || true; fi
+    # Likewise the packaged registry: the tests start their own on loopback.
+    if command -v systemctl >/dev/null 2>&1; then need_root systemctl disable --now docker-registry >/dev/null 2>&1 || true; fi
 fi
 # Python and JavaScript components: componentize-py (PyPI) in a venv of its own, and node +
 # npm for componentize-js (its packages are pinned in examples/policy-js/package-lock.json

@@ -1,7 +1,8 @@
 //! Fixtures shared by reactor-host's integration tests and its benchmarks (never shipped).
 //!
 //! Processes: [`Host`] (`reactor-host serve` and its client commands), [`Agent`]
-//! (`reactor-host agent`), [`Etcd`] (Debian's etcd, plain or over TLS with [`Pki`]'s certificates); the components they load, built from
+//! (`reactor-host agent`), [`Etcd`] (Debian's etcd, plain or over TLS with [`Pki`]'s certificates),
+//! [`Registry`] (Debian's docker-registry, with basic auth and TLS or not); the components they load, built from
 //! source ([`built`], [`install`], [`guest`]); stand-ins for the host's parts in process
 //! ([`RecordingHost`], [`Sink`], [`MemStore`]); and polling with a deadline ([`eventually()`],
 //! [`eventually_async`]).
@@ -21,6 +22,7 @@ mod output;
 mod pki;
 pub mod policy;
 mod recording_host;
+mod registry;
 mod sink;
 mod watcher;
 
@@ -41,6 +43,7 @@ pub use output::{
 pub use pki::{CertFiles, Pki, cert_names};
 pub use policy::THREE;
 pub use recording_host::RecordingHost;
+pub use registry::{Registry, RegistryOptions};
 pub use sink::Sink;
 pub use watcher::Watcher;
 

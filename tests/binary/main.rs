@@ -21,6 +21,7 @@ mod etcd_tls;
 mod languages;
 mod replicas;
 mod rollout;
+mod supply;
 mod wit_versions;
 
 /// The fixtures find the binary cargo built for these tests (unless `REACTOR_HOST_BIN`

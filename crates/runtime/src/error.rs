@@ -114,6 +114,14 @@ pub enum RuntimeError {
         /// Why no other version serves.
         why: String,
     },
+    /// The trust policy refused the component's bytes (see [`super::Admission`]).
+    #[error("{name} not loaded: {reason}")]
+    Untrusted {
+        /// The component.
+        name: String,
+        /// Why it is not trusted.
+        reason: String,
+    },
     /// A component name that cannot be a file name.
     #[error("invalid component name {0:?}: use letters, digits, '-' and '_'")]
     InvalidName(String),

@@ -23,7 +23,7 @@ pub(crate) fn valid_name(name: &str) -> bool {
 }
 
 /// The largest component file read (componentize-py and componentize-js make 12-18 MB).
-pub(crate) const MAX_COMPONENT_BYTES: u64 = 64 << 20;
+pub const MAX_COMPONENT_BYTES: u64 = 64 << 20;
 
 /// Why a file in a components folder that looks meant as a component (its name ends in
 /// `.wasm` in any case, and it is not hidden) is not loaded; `None` for a loadable name and

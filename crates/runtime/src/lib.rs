@@ -74,6 +74,7 @@
 //! - Guest stdout, stderr and `log` calls go to `tracing` (target `guest`) with a
 //!   `component` field.
 
+mod admission;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod bindings;
@@ -105,11 +106,13 @@ pub mod settings;
 mod state;
 mod stdio;
 mod store;
+mod supply_settings;
 mod types;
 mod versions;
 pub mod watch;
 mod world;
 
+pub use admission::Admission;
 pub use bindings::{
     Action, ItemState, ItemStatus, Meta, Object, ReactorError, descriptor_api, reactor_api,
 };
@@ -119,13 +122,15 @@ pub use convert::{from_guest, to_guest};
 pub use described::{Described, DescriptorDescription, ReactorDescription, Watch};
 pub use engine::TICK;
 pub use error::{CallError, RuntimeError};
+pub use files::MAX_COMPONENT_BYTES;
 pub use handle::{ControllerHandle, DescriptorHandle, Reaction};
 pub use host::{Caller, ControllerHost, Detached, InCallback, ObjectRef};
 pub use registry::{ComponentInfo, ComponentState};
 pub use rollout_info::{Rejection, RolloutInfo, RolloutPhase, version_of};
 pub use runtime_config::RuntimeConfig;
 pub use settings::{
-    Access, ComponentSettings, DirGrant, Grants, Limits, Merge, RolloutSettings, RuntimeSettings,
+    Access, ComponentSettings, DirGrant, Grants, Limits, Merge, RegistrySettings, RolloutSettings,
+    RuntimeSettings, SupplySettings, TrustSettings,
 };
 pub use world::World;
 
@@ -281,6 +286,18 @@ impl Runtime {
     /// The settings in force.
     pub fn settings(&self) -> RuntimeSettings {
         self.inner.settings.read().clone()
+    }
+
+    /// Records (or, with `None`, clears) why the source of `name` — a registry — could not
+    /// give its newest version; `components` shows it beside any load error. A component
+    /// not yet known is shown with it, as a component of `world` read from `file`.
+    pub fn set_source_error(&self, name: &str, world: World, file: &Path, error: Option<String>) {
+        let slot = match (self.inner.slots.get(name), &error) {
+            (Some(slot), _) => slot,
+            (None, None) => return,
+            (None, Some(_)) => self.inner.slots.get_or_insert(name, world, file),
+        };
+        *slot.source_error.lock() = error;
     }
 
     /// Why the last change of the watched config file was not applied, if it was not.

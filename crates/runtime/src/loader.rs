@@ -3,6 +3,7 @@
 //! leaves the version in service untouched and records the error. A file whose version was
 //! rolled back does not serve: the version it was rolled back to does, if it can.
 
+use super::admission::Admission;
 use super::cache::sha256_hex;
 use super::compiler::Compiler;
 use super::component_event::ComponentEvent;
@@ -31,6 +32,7 @@ pub(crate) struct Loader {
     watchers: Mutex<Vec<notify::RecommendedWatcher>>,
     /// The wasm of the versions in use, when the config keeps them.
     pub(crate) versions: Option<Arc<Versions>>,
+    admission: Option<Arc<dyn Admission>>,
     _ticker: EpochTicker,
 }
 
@@ -56,6 +58,7 @@ impl Loader {
             events,
             watchers: Mutex::new(Vec::new()),
             versions: config.versions_dir.map(|dir| Arc::new(Versions::new(dir))),
+            admission: config.admission,
             _ticker: ticker,
         })
     }
@@ -204,6 +207,7 @@ impl Loader {
                 path: path.to_owned(),
             });
         }
+        let bytes = self.admit(&slot.name, path, bytes).await?;
         let bytes = match &self.versions {
             Some(versions) => {
                 let (versions, sha256) = (versions.clone(), sha256.clone());
@@ -223,6 +227,35 @@ impl Loader {
             .prepare(slot, path, bytes, sha256, effective)
             .await
             .map(|serving| Some(Arc::new(serving)))
+    }
+
+    /// `bytes` if the trust policy in force (if any) admits them, else why not.
+    async fn admit(
+        &self,
+        name: &str,
+        path: &Path,
+        bytes: Vec<u8>,
+    ) -> Result<Vec<u8>, RuntimeError> {
+        let Some(trust) = self.settings.read().trust.clone() else {
+            return Ok(bytes);
+        };
+        let refused = |reason: String| RuntimeError::Untrusted {
+            name: name.to_owned(),
+            reason,
+        };
+        let Some(admission) = self.admission.clone() else {
+            return Err(refused(
+                "the config has a trust section but nothing here checks signatures".into(),
+            ));
+        };
+        let (name, file) = (name.to_owned(), path.to_owned());
+        let (checked, bytes) = tokio::task::spawn_blocking(move || {
+            (admission.admit(&name, &file, &bytes, &trust), bytes)
+        })
+        .await
+        .map_err(|e| refused(format!("signature check task failed: {e}")))?;
+        checked.map_err(refused)?;
+        Ok(bytes)
     }
 
     /// What serves in `slot` instead of the version `rejection` rolled back, with `effective`

@@ -173,6 +173,8 @@ pub(crate) struct Slot {
     pub(crate) file_sha256: Mutex<Option<String>>,
     pub(crate) rollout: Mutex<Option<RolloutInfo>>,
     pub(crate) error: Mutex<Option<String>>,
+    /// Why the component's source (a registry) could not give its newest version.
+    pub(crate) source_error: Mutex<Option<String>>,
     pub(crate) counters: Arc<Counters>,
     /// Serializes loads of this component.
     pub(crate) loading: tokio::sync::Mutex<()>,
@@ -197,6 +199,7 @@ impl Slot {
             file_sha256: Mutex::new(None),
             rollout: Mutex::new(None),
             error: Mutex::new(None),
+            source_error: Mutex::new(None),
             counters: Arc::new(Counters::default()),
             loading: tokio::sync::Mutex::new(()),
         }
@@ -213,7 +216,10 @@ impl Slot {
     /// What the slot shows by itself (the components view adds the rollback).
     fn info(&self) -> ComponentInfo {
         let current = self.current.load_full();
-        let error = self.error.lock().clone();
+        let error = match (self.error.lock().clone(), self.source_error.lock().clone()) {
+            (Some(load), Some(source)) => Some(format!("{load}; {source}")),
+            (load, source) => load.or(source),
+        };
         ComponentInfo {
             name: self.name.clone(),
             world: self.world,

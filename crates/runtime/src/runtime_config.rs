@@ -1,5 +1,6 @@
 //! How to make a [`super::Runtime`]: its data folder, settings, host and southbound.
 
+use super::admission::Admission;
 use super::host::{ControllerHost, Detached};
 use super::settings::RuntimeSettings;
 use std::path::PathBuf;
@@ -24,6 +25,9 @@ pub struct RuntimeConfig {
     /// Guests' wall clock stopped at this time (`reactor-host test`, so that statuses
     /// stamped with the time are the same on every run); `None`: the real clock.
     pub frozen_clock: Option<std::time::SystemTime>,
+    /// Asked before a version compiles when the config has a `trust` section; with none
+    /// set, a `trust` section refuses every component (nothing can check a signature).
+    pub admission: Option<Arc<dyn Admission>>,
 }
 
 impl RuntimeConfig {
@@ -36,6 +40,7 @@ impl RuntimeConfig {
             southbound: None,
             versions_dir: None,
             frozen_clock: None,
+            admission: None,
         }
     }
 }

@@ -14,6 +14,13 @@
 //!     grants:
 //!       dirs:
 //!         - {host: /var/lib/policy, guest: /data, mode: ro}
+//!   policy-oci:           # a component pulled from an OCI registry (see `supply_settings`)
+//!     source: oci://registry.example:5000/policies/policy:v1   # or …@sha256:HEX
+//! supply:                 # registries: pace, timeout, plain HTTP, CA, credentials file
+//!   interval: 5m
+//!   registries: {"registry.example:5000": {ca: /etc/reactor/ca.pem}}
+//! trust:                  # with it, only components signed by one of these keys load
+//!   keys: [/etc/reactor/release.pub]
 //! rollout:                # how a component's new version reaches existing objects
 //!   rate: 200             # re-reconciles per second (default: serve --rollout-rate)
 //!   canary: 0.1           # reconcile this fraction first; roll back if it does worse
@@ -22,6 +29,7 @@
 //! Unknown fields are an error.
 
 use super::RuntimeError;
+pub use super::supply_settings::{RegistrySettings, SupplySettings, TrustSettings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,6 +47,12 @@ pub struct RuntimeSettings {
     /// How a new version of a component re-reconciles the objects its reactor watches.
     #[serde(default)]
     pub rollout: RolloutSettings,
+    /// Where components named by an OCI reference come from.
+    #[serde(default)]
+    pub supply: SupplySettings,
+    /// The keys whose signature a component needs to load; none: no signature needed.
+    #[serde(default)]
+    pub trust: Option<TrustSettings>,
 }
 
 /// The `rollout` section: its pace and an optional canary.
@@ -89,6 +103,10 @@ pub struct ComponentSettings {
     /// WASI capabilities granted; none by default.
     #[serde(default)]
     pub grants: Grants,
+    /// `oci://HOST[:PORT]/REPO:TAG` or `…@sha256:HEX`: the component is pulled from a
+    /// registry rather than read from the components folder.
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 /// Limits of one component.
@@ -241,6 +259,8 @@ impl RuntimeSettings {
         }
         self.defaults = newer.defaults;
         self.rollout = newer.rollout;
+        self.supply = newer.supply;
+        self.trust = newer.trust;
         merge.defaults_changed = defaults_changed;
         merge
     }
@@ -314,6 +334,34 @@ mod tests {
             "config test.yaml: rollout.canary: must be above 0 and at most 1, got 1.5"
         );
         assert!(parse("rollout: {rate: 0}\n").is_err());
+    }
+
+    #[test]
+    fn the_supply_and_trust_sections_are_checked() {
+        let settings = parse(
+            "supply:\n  interval: 30s\n  registries: {\"127.0.0.1:5000\": {plain_http: true, credentials: /c}}\ntrust: {keys: [/k.pub]}\ncomponents:\n  a: {source: \"oci://127.0.0.1:5000/r/a:v1\"}\n",
+        )
+        .expect("valid");
+        assert_eq!(settings.supply.interval, std::time::Duration::from_secs(30));
+        assert_eq!(settings.supply.timeout, std::time::Duration::from_secs(10));
+        assert!(settings.supply.registries["127.0.0.1:5000"].plain_http);
+        assert_eq!(
+            settings.trust.map(|t| t.keys),
+            Some(vec![PathBuf::from("/k.pub")])
+        );
+        assert_eq!(
+            settings.components["a"].source.as_deref(),
+            Some("oci://127.0.0.1:5000/r/a:v1")
+        );
+        let err = parse("supply: {interval: soon}\n").expect_err("no duration");
+        assert!(
+            err.to_string()
+                .contains("\"soon\" is not a duration like 30s"),
+            "{err}"
+        );
+        assert!(parse("supply: {timeout: 0s}\n").is_err());
+        assert!(parse("supply: {registries: {r: {password: x}}}\n").is_err());
+        assert!(parse("trust: {key: [/k]}\n").is_err());
     }
 
     #[test]

@@ -134,6 +134,19 @@ pub(crate) async fn watch_dir(
 /// Brings the component of `path` in line with the file: load it, or detach it when
 /// the file is gone.
 async fn sync_path(loader: &Loader, path: &Path, world: World) {
+    // A detached signature (`NAME.wasm.minisig`) written or replaced: its component is
+    // checked again (a no-op if the version it covers serves already).
+    if let Some(wasm) = path
+        .to_str()
+        .and_then(|p| p.strip_suffix(".minisig"))
+        .map(PathBuf::from)
+        .filter(|wasm| component_name(wasm).is_some())
+    {
+        if tokio::fs::try_exists(&wasm).await.unwrap_or(false) {
+            let _ = loader.load_file(&wasm, world, false).await;
+        }
+        return;
+    }
     let exists = tokio::fs::try_exists(path).await.unwrap_or(false);
     let Some(name) = component_name(path) else {
         match ignored_reason(path) {

@@ -8,6 +8,7 @@ mod apply;
 mod audit;
 mod client_args;
 mod completions;
+mod component;
 mod components;
 mod delete;
 mod describe;
@@ -87,6 +88,8 @@ pub enum Command {
     Watch(watch::WatchArgs),
     /// List the loaded components: name, world, file, sha256, state, last error.
     Components(components::ComponentsArgs),
+    /// One component file: push it to an OCI registry, sign it, make a signing key.
+    Component(component::ComponentArgs),
     /// Run an agent: receive the items meant for it, apply them, report their state.
     Agent(agent::AgentArgs),
     /// List the agents: connected or not, last seen, items applied / pending / failed.
@@ -150,6 +153,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Logs(args) => logs::run(args, global).await,
         Command::Watch(args) => watch::run(args, global).await,
         Command::Components(args) => components::run(args, global).await,
+        Command::Component(args) => component::run(args).await,
         Command::Agent(args) => agent::run(args, global).await,
         Command::Agents(args) => agents::run(args, global).await,
         Command::Scheduler(args) => scheduler::run(args, global).await,

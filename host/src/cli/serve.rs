@@ -295,6 +295,8 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     // The serving and replaced versions of each component, so that one rolled back to
     // serves again after a restart.
     runtime_config.versions_dir = Some(args.data.join("versions"));
+    // With a `trust` section in the config, only components signed by its keys load.
+    runtime_config.admission = Some(Arc::new(reactor_supply::TrustPolicy));
     let runtime = Runtime::new(runtime_config)?;
     // The versions rolled back (here, before a restart, or by another replica) before any
     // component loads, then as they are recorded or cleared.
@@ -307,6 +309,13 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     runtime
         .watch_dir(&args.components, World::Controller)
         .await?;
+    // Components the config names by `source`: pulled from their registries, kept by digest.
+    let _supply = match &args.config {
+        Some(_) => Some(
+            reactor_supply::follow::start(runtime.clone(), &args.data, &args.components).await?,
+        ),
+        None => None,
+    };
     let _following = engine.follow(&runtime);
     let sweeping = tokio::spawn(crate::nimbus::sweep_orphans_every(
         store.clone(),

@@ -1,0 +1,276 @@
+//! What `serve` runs for the config entries with a `source`: each component is pulled (or
+//! read from the digest cache), checked, and written with its signature into
+//! `<data>/supply/components/`, a folder the runtime watches like the components folder — so
+//! a new digest becomes a new version through the same load and rollout path as a changed
+//! file. A tag is looked up again every `supply.interval`; when its registry is down, slow
+//! or answers garbage, the version loaded before keeps serving and `components` shows why.
+
+use crate::access::Access;
+use crate::cache::DigestCache;
+use crate::policy::signature_path;
+use crate::pull::{self, hex};
+use crate::reference::{ComponentRef, Version};
+use reactor_runtime::{MAX_COMPONENT_BYTES, Runtime, RuntimeSettings, World};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How often the config is looked at for entries added, changed or removed.
+pub const TICK: Duration = Duration::from_millis(250);
+
+/// Why following could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum FollowError {
+    /// The folder of pulled components could not be made or watched.
+    #[error("the folder of pulled components {path}: {message}")]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Follows the config's sources until dropped.
+#[derive(Debug)]
+pub struct Follower {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The entries of `settings` that name a source, by component name.
+fn sources(settings: &RuntimeSettings) -> BTreeMap<String, String> {
+    settings
+        .components
+        .iter()
+        .filter_map(|(name, entry)| Some((name.clone(), entry.source.clone()?)))
+        .collect()
+}
+
+/// Starts following: files of entries no longer in the config are removed, the folder of
+/// pulled components is loaded (from the compile cache: no recompile after a restart) and
+/// watched, and every source is brought up to date from then on. `components` is the
+/// components folder, whose files must not share a name with a pulled component.
+pub async fn start(
+    runtime: Runtime,
+    data: &Path,
+    components: &Path,
+) -> Result<Follower, FollowError> {
+    let root = data.join("supply");
+    let dir = root.join("components");
+    let folder = |e: &dyn std::fmt::Display| FollowError::Folder {
+        path: dir.clone(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| folder(&e))?;
+    let wanted = sources(&runtime.settings());
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for entry in entries.flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            let name = file
+                .strip_suffix(".wasm.minisig")
+                .or(file.strip_suffix(".wasm"));
+            if name.is_none_or(|name| !wanted.contains_key(name)) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    runtime
+        .watch_dir(&dir, World::Controller)
+        .await
+        .map_err(|e| folder(&e))?;
+    let follow = Follow {
+        runtime,
+        dir,
+        components: components.to_owned(),
+        cache: DigestCache::new(root),
+        tracked: BTreeMap::new(),
+    };
+    Ok(Follower {
+        task: tokio::spawn(follow.run()),
+    })
+}
+
+struct Follow {
+    runtime: Runtime,
+    dir: PathBuf,
+    components: PathBuf,
+    cache: DigestCache,
+    tracked: BTreeMap<String, Tracked>,
+}
+
+/// What was last done for one entry.
+struct Tracked {
+    source: String,
+    /// When to look again.
+    next: Instant,
+    /// The reason last shown, so that it is logged once.
+    error: Option<String>,
+}
+
+impl Follow {
+    async fn run(mut self) {
+        loop {
+            let settings = self.runtime.settings();
+            let wanted = sources(&settings);
+            let gone: Vec<String> = self
+                .tracked
+                .keys()
+                .filter(|name| !wanted.contains_key(*name))
+                .cloned()
+                .collect();
+            for name in gone {
+                self.tracked.remove(&name);
+                let wasm = self.dir.join(format!("{name}.wasm"));
+                let _ = std::fs::remove_file(signature_path(&wasm));
+                let _ = std::fs::remove_file(&wasm);
+                self.runtime
+                    .set_source_error(&name, World::Controller, &wasm, None);
+            }
+            for (name, source) in wanted {
+                let due = self
+                    .tracked
+                    .get(&name)
+                    .is_none_or(|t| t.source != source || Instant::now() >= t.next);
+                if !due {
+                    continue;
+                }
+                let outcome = self.sync(&name, &source, &settings).await;
+                let previous = self.tracked.remove(&name).and_then(|t| t.error);
+                let wasm = self.dir.join(format!("{name}.wasm"));
+                let error = match outcome {
+                    Ok(()) => {
+                        if previous.is_some() {
+                            tracing::info!(component = %name, %source, "registry reached again");
+                        }
+                        None
+                    }
+                    Err(reason) => {
+                        let serving = self.runtime.component(&name).is_some_and(|c| c.serving);
+                        let reason = format!(
+                            "source {source}: {reason}; {}",
+                            if serving {
+                                "the version loaded before keeps serving"
+                            } else {
+                                "no version of it serves yet"
+                            }
+                        );
+                        if previous.as_deref() != Some(reason.as_str()) {
+                            tracing::warn!(component = %name, "{reason}");
+                        }
+                        Some(reason)
+                    }
+                };
+                self.runtime
+                    .set_source_error(&name, World::Controller, &wasm, error.clone());
+                self.tracked.insert(
+                    name,
+                    Tracked {
+                        source,
+                        next: Instant::now() + settings.supply.interval,
+                        error,
+                    },
+                );
+            }
+            tokio::time::sleep(TICK).await;
+        }
+    }
+
+    /// Brings component `name` in line with `source`: pulls what the cache lacks and writes
+    /// the wasm (and its signature) into the folder if they changed.
+    async fn sync(
+        &self,
+        name: &str,
+        source: &str,
+        settings: &RuntimeSettings,
+    ) -> Result<(), String> {
+        if self.components.join(format!("{name}.wasm")).exists() {
+            return Err(format!(
+                "{} has the same name; remove one of the two",
+                self.components.join(format!("{name}.wasm")).display()
+            ));
+        }
+        let reference = ComponentRef::parse(source).map_err(|e| e.to_string())?;
+        let registry = settings
+            .supply
+            .registries
+            .get(&reference.registry)
+            .cloned()
+            .unwrap_or_default();
+        let access = Access::new(&reference.registry, &registry, settings.supply.timeout)
+            .map_err(|e| e.to_string())?;
+        let cached = match &reference.version {
+            Version::Digest(digest) => self
+                .cache
+                .layer_of(digest)
+                .and_then(|layer| Some((digest.clone(), self.cache.wasm(&layer)?))),
+            Version::Tag(_) => None,
+        };
+        let (manifest_digest, bytes) = match cached {
+            Some(found) => found,
+            None => {
+                let pulled = pull::component(&access, &reference, MAX_COMPONENT_BYTES, |layer| {
+                    self.cache.wasm(layer)
+                })
+                .await
+                .map_err(|e| e.to_string())?;
+                self.cache
+                    .keep(&pulled.manifest_digest, &pulled.layer_digest, &pulled.bytes);
+                (pulled.manifest_digest, pulled.bytes)
+            }
+        };
+        let signature = match (&settings.trust, self.cache.signature(&manifest_digest)) {
+            (None, _) => None,
+            (Some(_), Some(kept)) => Some(kept),
+            (Some(_), None) => {
+                let found = pull::signature(&access, &reference, &manifest_digest)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if let Some(signature) = &found {
+                    self.cache.keep_signature(&manifest_digest, signature);
+                }
+                found
+            }
+        };
+        self.write(name, &bytes, signature.as_deref())
+    }
+
+    /// Writes the signature (or removes a stale one), then the wasm, each only if changed,
+    /// each atomically, so the runtime's watcher loads the wasm with its signature beside it.
+    fn write(&self, name: &str, bytes: &[u8], signature: Option<&str>) -> Result<(), String> {
+        let wasm = self.dir.join(format!("{name}.wasm"));
+        let sig = signature_path(&wasm);
+        let io = |path: &Path, e: std::io::Error| format!("write {}: {e}", path.display());
+        match signature {
+            Some(text) if std::fs::read_to_string(&sig).ok().as_deref() != Some(text) => {
+                replace(&self.dir, &sig, text.as_bytes()).map_err(|e| io(&sig, e))?;
+            }
+            None if sig.exists() => std::fs::remove_file(&sig).map_err(|e| io(&sig, e))?,
+            _ => {}
+        }
+        let same = std::fs::read(&wasm)
+            .is_ok_and(|on_disk| hex(&Sha256::digest(&on_disk)) == hex(&Sha256::digest(bytes)));
+        if !same {
+            replace(&self.dir, &wasm, bytes).map_err(|e| io(&wasm, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to `path` through a hidden temporary file in `dir`, renamed into place.
+fn replace(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{file}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
