@@ -22,6 +22,7 @@ mod pki;
 pub mod policy;
 mod recording_host;
 mod sink;
+mod tools;
 mod watcher;
 
 pub use agent::Agent;
@@ -42,6 +43,7 @@ pub use pki::{CertFiles, Pki, cert_names};
 pub use policy::THREE;
 pub use recording_host::RecordingHost;
 pub use sink::Sink;
+pub use tools::{kubernetes_python, tools_dir};
 pub use watcher::Watcher;
 
 pub mod kv;

@@ -12,6 +12,8 @@ mod engine_wasm;
 mod faults;
 mod harden;
 mod kube;
+mod kube_clients;
+mod kube_python;
 mod openapi;
 pub mod ownership;
 mod reconcile_commit;
