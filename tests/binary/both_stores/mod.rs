@@ -14,6 +14,7 @@ mod harden;
 mod kube;
 mod kube_clients;
 mod kube_python;
+mod kube_readme;
 mod openapi;
 pub mod ownership;
 mod reconcile_commit;
