@@ -54,6 +54,13 @@ if ! "$SCHEMATHESIS" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; th
     python3 -m venv "$SCHEMATHESIS_VENV"
     "$SCHEMATHESIS_VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
+# The Kubernetes Python client the tests speak to the Kubernetes API with.
+if ! "$KUBERNETES_PY" -c "import kubernetes, sys; sys.exit(kubernetes.__version__ != '$KUBERNETES_PY_VERSION')" 2>/dev/null; then
+    rm -rf "$KUBERNETES_PY_VENV"
+    mkdir -p "$(dirname "$KUBERNETES_PY_VENV")"
+    python3 -m venv "$KUBERNETES_PY_VENV"
+    "$KUBERNETES_PY_VENV/bin/pip" install --quiet --disable-pip-version-check "kubernetes==$KUBERNETES_PY_VERSION"
+fi
 # promtool, from Debian's prometheus package: only the binary, no Prometheus service.
 if ! "$PROMTOOL" --version >/dev/null 2>&1; then
     scratch="$(mktemp -d)"
@@ -119,4 +126,4 @@ if [ ! -f "$WASI_ADAPTER" ]; then
     mv "$WASI_ADAPTER.tmp" "$WASI_ADAPTER"
     rm -rf "$fetch"
 fi
-echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version), $(clang --version | head -n1), $("$WIT_BINDGEN" --version), $("$WASM_TOOLS" --version), $("$SCHEMATHESIS" --version), $("$CARGO_FUZZ" --version), $("$PROMTOOL" --version 2>&1 | head -n1)"
+echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version), $(clang --version | head -n1), $("$WIT_BINDGEN" --version), $("$WASM_TOOLS" --version), $("$SCHEMATHESIS" --version), $("$CARGO_FUZZ" --version), $("$PROMTOOL" --version 2>&1 | head -n1), python kubernetes $("$KUBERNETES_PY" -c "import kubernetes; print(kubernetes.__version__)")"

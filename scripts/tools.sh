@@ -17,6 +17,11 @@ WASI_ADAPTER="$REACTOR_TOOLS/wasi-adapter-$WASI_ADAPTER_VERSION/wasi_snapshot_pr
 SCHEMATHESIS_VERSION="4.32.5"
 SCHEMATHESIS_VENV="$REACTOR_TOOLS/schemathesis-$SCHEMATHESIS_VERSION"
 SCHEMATHESIS="$SCHEMATHESIS_VENV/bin/schemathesis"
+# The Kubernetes API's Python client (PyPI `kubernetes`), in a venv of its own: the tests drive
+# tests/clients/kubernetes_client.py with it (tests/binary/both_stores/kube_python.rs).
+KUBERNETES_PY_VERSION="37.0.2"
+KUBERNETES_PY_VENV="$REACTOR_TOOLS/kubernetes-py"
+KUBERNETES_PY="$KUBERNETES_PY_VENV/bin/python"
 # Fuzzing the document parser and wire types (scripts/fuzz.sh): cargo-fuzz from crates.io,
 # run with `--sanitizer none`, which builds on the stable toolchain.
 CARGO_FUZZ_VERSION="0.13.2"

@@ -9,6 +9,7 @@ mod etcd;
 mod etcd_loop;
 mod fan_out;
 mod hardening;
+mod kube_api;
 mod kv_incremental;
 mod kvscheduler;
 mod languages;
@@ -52,7 +53,7 @@ enum Command {
         /// The built components (scripts/build-components.sh OUT).
         components: PathBuf,
         /// Scenarios to run (default: all): store dispatch reload rollout end-to-end fan-out agent-publish
-        /// replicas kvscheduler restart languages memory hardening watches tls.
+        /// replicas kvscheduler restart languages memory hardening watches tls kube.
         scenarios: Vec<String>,
         #[command(flatten)]
         sizes: scenarios::Sizes,

@@ -22,6 +22,7 @@ pub const SCENARIOS: &[&str] = &[
     "hardening",
     "watches",
     "tls",
+    "kube",
 ];
 
 /// A whole run.

@@ -56,6 +56,9 @@ pub struct Sizes {
     /// Agents joining at once in tls.
     #[arg(long, default_value_t = 1000)]
     pub tls_joining: usize,
+    /// Objects `kubectl get` and `reactor-host get` print as a table in kube.
+    #[arg(long, default_value_t = 10_000)]
+    pub kube_objects: usize,
     /// Policies applied in each replicas run.
     #[arg(long, default_value_t = 5000)]
     pub replica_objects: usize,
@@ -108,6 +111,7 @@ pub async fn run(names: &[String], components: &Path, sizes: &Sizes) -> Report {
                 )
                 .await
             }
+            "kube" => crate::kube_api::rows(sizes.kube_objects).await,
             other => Err(anyhow::anyhow!("unknown scenario {other}")),
         };
         let (rows, series) = rows.unwrap_or_else(|e| {

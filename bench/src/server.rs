@@ -106,6 +106,11 @@ impl Server {
         }
     }
 
+    /// The launched process (its data folder, the kubeconfig and CLI commands against it).
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
     /// `http(s)://127.0.0.1:PORT`.
     pub fn base(&self) -> &str {
         &self.host.url

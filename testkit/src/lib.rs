@@ -24,6 +24,7 @@ pub mod policy;
 mod recording_host;
 mod registry;
 mod sink;
+mod tools;
 mod watcher;
 
 pub use agent::Agent;
@@ -45,6 +46,7 @@ pub use policy::THREE;
 pub use recording_host::RecordingHost;
 pub use registry::{Registry, RegistryOptions};
 pub use sink::Sink;
+pub use tools::{kubernetes_python, tools_dir};
 pub use watcher::Watcher;
 
 pub mod kv;

@@ -15,20 +15,7 @@ pub fn promtool_check(text: &str) -> String {
     use std::io::Write;
     let promtool = std::env::var_os("PROMTOOL")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            let tools = std::env::var_os("REACTOR_TOOLS")
-                .map(std::path::PathBuf::from)
-                .unwrap_or_else(|| {
-                    let cache = std::env::var_os("XDG_CACHE_HOME")
-                        .map(std::path::PathBuf::from)
-                        .unwrap_or_else(|| {
-                            std::path::Path::new(&std::env::var_os("HOME").unwrap_or_default())
-                                .join(".cache")
-                        });
-                    cache.join("reactor-host/tools")
-                });
-            tools.join("promtool/promtool")
-        });
+        .unwrap_or_else(|| crate::tools::tools_dir().join("promtool/promtool"));
     let mut child = std::process::Command::new(&promtool)
         .args(["check", "metrics"])
         .stdin(std::process::Stdio::piped())

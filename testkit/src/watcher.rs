@@ -1,7 +1,8 @@
-//! A running `reactor-host watch` command and the JSON lines it prints.
+//! A running `reactor-host watch` command (or any that keeps printing) and the JSON lines it
+//! prints.
 
-use crate::lines::LineReader;
-use std::process::Child;
+use crate::lines::{LineReader, spawn_line_reader};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// A running `watch` command.
@@ -12,6 +13,18 @@ pub struct Watcher {
 
 impl Watcher {
     pub(crate) fn new(child: Child, lines: LineReader) -> Self {
+        Watcher { child, lines }
+    }
+
+    /// Starts `command` (its stderr the test's) and returns its output lines as they come.
+    pub fn spawn(mut command: Command) -> Self {
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{command:?} does not start: {e}"));
+        let lines = spawn_line_reader(child.stdout.take().expect("stdout piped"));
         Watcher { child, lines }
     }
 

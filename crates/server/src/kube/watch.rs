@@ -2,7 +2,7 @@
 //! document per line, from `resourceVersion` (or from the objects as they are now, each an
 //! `ADDED`), with `BOOKMARK`s when asked for and an end after `timeoutSeconds`.
 
-use super::reply::{Refusal, Reply};
+use super::reply::Reply;
 use super::target::{Target, bad_query};
 use crate::AppState;
 use axum::body::{Body, Bytes};
@@ -62,10 +62,16 @@ pub(super) async fn serve(state: AppState, target: Target, query: Query, shape: 
     };
     let events = match state.store.watch(Some(target.kind()), from).await {
         Ok(events) => events,
+        // As Kubernetes answers it: the watch starts (200) and its one event is an `ERROR`
+        // with the 410 `Status`; informers (client-go's, kube-rs's `watcher`) re-list on that
+        // event, while a 410 answer to the request itself makes kube-rs retry the same
+        // revision for ever.
         Err(e @ StoreError::Compacted { .. }) => {
-            return Err(Refusal::from(KubeError::Expired(format!(
+            let expired = error(&KubeError::Expired(format!(
                 "too old resource version: {e}"
-            ))));
+            )));
+            let body = Body::from_stream(futures::stream::once(async move { line(&expired) }));
+            return Ok((StatusCode::OK, [(CONTENT_TYPE, "application/json")], body).into_response());
         }
         Err(e) => return Err(target.store_error(&e, "")),
     };
