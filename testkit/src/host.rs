@@ -193,24 +193,7 @@ impl Host {
     }
 
     pub fn cli_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut command = client_command(&self.url, &self.data, args);
-        command.stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        });
-        command.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = command.spawn().expect("client starts");
-        if let Some(text) = stdin {
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .expect("stdin piped")
-                .write_all(text.as_bytes())
-                .expect("stdin written");
-        }
-        child.wait_with_output().expect("client finishes")
+        output_with_stdin(client_command(&self.url, &self.data, args), stdin)
     }
 
     /// Starts `reactor-host watch …` and returns its output lines as they come.
@@ -245,24 +228,7 @@ impl Host {
 
     /// Runs kubectl against this server with `stdin` (e.g. for `apply -f -`).
     pub fn kubectl_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut command = self.kubectl_command(args);
-        command.stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        });
-        command.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = command.spawn().expect("kubectl starts");
-        if let Some(text) = stdin {
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .expect("stdin piped")
-                .write_all(text.as_bytes())
-                .expect("stdin written");
-        }
-        child.wait_with_output().expect("kubectl finishes")
+        output_with_stdin(self.kubectl_command(args), stdin)
     }
 
     /// Starts a kubectl that keeps printing (`get -w`), and returns its lines as they come.
@@ -414,4 +380,27 @@ pub fn get_json(host: &Host, args: &[&str]) -> serde_json::Value {
     let out = host.cli(&full);
     assert!(out.status.success(), "get failed: {}", stderr(&out));
     serde_json::from_str(&stdout(&out)).expect("get -o json prints JSON")
+}
+
+/// Runs `command` to its end with `stdin` written to it (none: no input), its output kept.
+pub fn output_with_stdin(mut command: Command, stdin: Option<&str>) -> Output {
+    command.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("{:?} starts: {e}", command.get_program()));
+    if let Some(text) = stdin {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .expect("stdin piped")
+            .write_all(text.as_bytes())
+            .expect("stdin written");
+    }
+    child.wait_with_output().expect("the command finishes")
 }

@@ -957,22 +957,8 @@ fn a_users_kubeconfig_works_with_kubectl_and_holds_only_that_user() {
             .arg(&config)
             .arg("--cache-dir")
             .arg(tmp.path().join("reader-cache"))
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut child = command.spawn().expect("kubectl starts");
-        if let Some(text) = stdin {
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(text.as_bytes())
-                .expect("stdin written");
-        }
-        drop(child.stdin.take());
-        child.wait_with_output().expect("kubectl finishes")
+            .args(args);
+        reactor_testkit::output_with_stdin(command, stdin)
     };
     let read = ok(kubectl(&["get", "widgets", "-o", "name"], None), "get");
     assert_eq!(read.trim(), "widget.reactor.dev/w1");

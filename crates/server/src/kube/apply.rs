@@ -97,6 +97,42 @@ impl Manager {
     }
 }
 
+/// What an apply request asks: a dry run or not, who applies, the configuration, and the
+/// `resourceVersion` it pins, if any.
+struct Asked {
+    dry_run: bool,
+    manager: Manager,
+    applied: Value,
+    pinned: Option<u64>,
+}
+
+impl Asked {
+    fn read(
+        target: &Target,
+        name: &str,
+        headers: &HeaderMap,
+        query: &KubeQuery,
+        body: &Bytes,
+        part: Part,
+    ) -> Result<Self, Refusal> {
+        let dry_run = query.dry_run().map_err(bad_query)?;
+        let manager = Manager::of(target, headers, query, part, true)?;
+        let applied = applied_config(body).map_err(|e| patch_refusal(target, e, name))?;
+        // Read as any write's body is (unknown fields, names, labels), and for its
+        // precondition.
+        let pinned = from_kube(applied.clone(), &target.resource, Some(name))
+            .map_err(|e| mapping_refusal(target, e, name))?
+            .request
+            .expected_revision;
+        Ok(Self {
+            dry_run,
+            manager,
+            applied,
+            pinned,
+        })
+    }
+}
+
 /// The object an apply starts from when there is none yet.
 fn absent(target: &Target, name: &str) -> Value {
     json!({
@@ -115,14 +151,12 @@ pub(super) async fn apply(
     query: &KubeQuery,
     body: &Bytes,
 ) -> Reply {
-    let dry_run = query.dry_run().map_err(bad_query)?;
-    let manager = Manager::of(target, headers, query, Part::Main, true)?;
-    let applied = applied_config(body).map_err(|e| patch_refusal(target, e, name))?;
-    // Read as any write's body is (unknown fields, names, labels), and for its precondition.
-    let pinned = from_kube(applied.clone(), &target.resource, Some(name))
-        .map_err(|e| mapping_refusal(target, e, name))?
-        .request
-        .expected_revision;
+    let Asked {
+        dry_run,
+        manager,
+        applied,
+        pinned,
+    } = Asked::read(target, name, headers, query, body, Part::Main)?;
     for _ in 0..CAS_ATTEMPTS {
         let current = state
             .store
@@ -182,13 +216,12 @@ pub(super) async fn apply_status(
     query: &KubeQuery,
     body: &Bytes,
 ) -> Reply {
-    let dry_run = query.dry_run().map_err(bad_query)?;
-    let manager = Manager::of(target, headers, query, Part::Status, true)?;
-    let applied = applied_config(body).map_err(|e| patch_refusal(target, e, name))?;
-    let pinned = from_kube(applied.clone(), &target.resource, Some(name))
-        .map_err(|e| mapping_refusal(target, e, name))?
-        .request
-        .expected_revision;
+    let Asked {
+        dry_run,
+        manager,
+        applied,
+        pinned,
+    } = Asked::read(target, name, headers, query, body, Part::Status)?;
     for _ in 0..CAS_ATTEMPTS {
         let current = target.current(state, name).await?;
         let mut managers = Managers::read(&current.meta.managed_fields);
