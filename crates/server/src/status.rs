@@ -19,7 +19,7 @@ pub async fn write(
     write_managed(store, kind, name, status, revision, &|_, _| None).await
 }
 
-/// [`write`], and in the same transaction the object's `managedFields` as `managed` makes
+/// [`write()`], and in the same transaction the object's `managedFields` as `managed` makes
 /// them of the object read and the status to be written (`None`: left as they are).
 pub async fn write_managed(
     store: &dyn Store,
