@@ -15,6 +15,7 @@ pub mod patch;
 pub mod query;
 pub mod status;
 pub mod table;
+pub mod validation;
 
 pub use catalog::Catalog;
 pub use naming::{DEFAULT_GROUP, Resource, plural};

@@ -41,6 +41,7 @@ pub struct Query {
     pub include_object: Option<String>,
     pub field_manager: Option<String>,
     pub force: Option<String>,
+    pub field_validation: Option<String>,
 }
 
 /// `metadata.name` as a field selector asks for it.

@@ -18,6 +18,8 @@ spec:
     type: object
     properties:
       size: {type: integer, description: How big the widget is.}
+      color: {type: string}
+      shape: {type: string}
   columns:
     - {name: SIZE, path: .spec.size}
     - {name: READY, path: .status.ready}
@@ -1023,5 +1025,56 @@ fn a_users_kubeconfig_works_with_kubectl_and_holds_only_that_user() {
         stderr(&none).contains("no credential to put in a kubeconfig"),
         "{}",
         stderr(&none)
+    );
+}
+
+#[test]
+fn fields_the_kinds_schema_does_not_declare_are_refused_warned_of_or_let_through() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = start(&tmp);
+    let doc = |name: &str| {
+        format!(
+            "apiVersion: reactor.dev/v1\nkind: Widget\nmetadata: {{name: {name}}}\nspec: {{size: 1, flavour: mint}}\n"
+        )
+    };
+    // kubectl's default (--validate=strict) asks for Strict: refused, nothing stored.
+    let refused = host.kubectl_with_stdin(&["apply", "-f", "-"], Some(&doc("s1")));
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains(r#"strict decoding error: unknown field "spec.flavour""#),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(host.object("Widget", "s1").is_none());
+    let refused = host.kubectl_with_stdin(&["apply", "--server-side", "-f", "-"], Some(&doc("s1")));
+    assert!(
+        !refused.status.success(),
+        "server-side apply is validated too"
+    );
+    assert!(host.object("Widget", "s1").is_none());
+    // Warn: stored, with kubectl printing the server's warning.
+    let warned =
+        host.kubectl_with_stdin(&["apply", "--validate=warn", "-f", "-"], Some(&doc("s2")));
+    let out = ok(warned.clone(), "apply --validate=warn");
+    assert!(out.contains("created"), "{out}");
+    assert!(
+        stderr(&warned).contains(r#"unknown field "spec.flavour""#),
+        "{}",
+        stderr(&warned)
+    );
+    assert_eq!(through_v1(&host, "Widget", "s2")["spec"]["flavour"], "mint");
+    // Ignore: stored, nothing said.
+    let ignored =
+        host.kubectl_with_stdin(&["apply", "--validate=false", "-f", "-"], Some(&doc("s3")));
+    ok(ignored.clone(), "apply --validate=false");
+    assert!(
+        !stderr(&ignored).contains("unknown field"),
+        "{}",
+        stderr(&ignored)
+    );
+    // A field the object already had (written through /v1) does not block a later strict write.
+    ok(
+        host.kubectl(&["label", "widget", "s2", "tier=gold"]),
+        "label",
     );
 }

@@ -4,7 +4,7 @@
 //! the `managedFields` every other write through this API records.
 
 use super::reply::{Refusal, Reply, json};
-use super::resources::{mapping_refusal, patch_refusal, write};
+use super::resources::{mapping_refusal, patch_refusal, undeclared_fields, write};
 use super::target::{Target, bad_query};
 use crate::AppState;
 use axum::body::Bytes;
@@ -179,6 +179,7 @@ pub(super) async fn apply(
                 query.force(),
             )
             .map_err(|conflicts| target.refuse(KubeError::Conflict(conflicts.to_string()), name))?;
+        let mut warnings = undeclared_fields(target, query, Some(&live), &merged, name)?;
         let mut incoming = from_kube(merged, &target.resource, Some(name))
             .map_err(|e| mapping_refusal(target, e, name))?;
         incoming.request.expected_revision =
@@ -195,7 +196,8 @@ pub(super) async fn apply(
                 continue;
             }
             Err(refusal) => return Err(refusal),
-            Ok((object, warnings)) => {
+            Ok((object, admitted)) => {
+                warnings.extend(admitted);
                 let code = match current {
                     None => StatusCode::CREATED,
                     Some(_) => StatusCode::OK,

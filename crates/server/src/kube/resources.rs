@@ -19,6 +19,7 @@ use reactor_kube::mapping::{Incoming, MappingError, from_kube, to_list};
 use reactor_kube::patch::{PatchError, PatchType};
 use reactor_kube::query::Query as KubeQuery;
 use reactor_kube::table::{IncludeObject, table, wants_table};
+use reactor_kube::validation::{FieldValidation, unknown_fields};
 use reactor_store::{CAS_ATTEMPTS, Write};
 use serde_json::Value;
 
@@ -57,6 +58,49 @@ pub(super) fn mapping_refusal(target: &Target, error: MappingError, name: &str) 
         other => KubeError::Invalid(format!("{resource} \"{name}\" is invalid: {other}")),
     };
     target.refuse(error, name)
+}
+
+/// The fields of the spec the Kind's schema does not declare that `after` adds to `before`
+/// (both as the API shows objects), under the request's `fieldValidation`: refused when
+/// `Strict`, else the warnings to send (none when `Ignore`).
+pub(super) fn undeclared_fields(
+    target: &Target,
+    query: &KubeQuery,
+    before: Option<&Value>,
+    after: &Value,
+    name: &str,
+) -> Result<Vec<String>, Refusal> {
+    let mode = FieldValidation::parse(query.field_validation.as_deref())
+        .map_err(|e| Refusal::from(KubeError::BadRequest(e.to_string())))?;
+    let Some(schema) = target.resource.schema.as_ref() else {
+        return Ok(Vec::new());
+    };
+    if mode == FieldValidation::Ignore {
+        return Ok(Vec::new());
+    }
+    let spec = |object: &Value| object.get("spec").cloned().unwrap_or(Value::Null);
+    let had = before
+        .map(|b| unknown_fields(schema, &spec(b)))
+        .unwrap_or_default();
+    let added: Vec<String> = unknown_fields(schema, &spec(after))
+        .into_iter()
+        .filter(|f| !had.contains(f))
+        .map(|f| format!("unknown field \"{f}\""))
+        .collect();
+    match mode {
+        FieldValidation::Strict if !added.is_empty() => {
+            let kind = &target.resource.kind;
+            Err(target.refuse(
+                KubeError::BadRequest(format!(
+                    "{kind} in version \"{}\" cannot be handled as a {kind}: strict decoding error: {}",
+                    target.resource.version,
+                    added.join(", ")
+                )),
+                name,
+            ))
+        }
+        _ => Ok(added),
+    }
 }
 
 /// A write's body as JSON (kubectl sends `application/json`).
@@ -301,6 +345,11 @@ pub async fn create(
     let manager = Manager::of(&target, &headers, &query, Part::Main, false)?;
     let value = body_json(&headers, &body)?;
     let managed = manager.updated(&target, None, &value);
+    let named = value["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let mut warnings = undeclared_fields(&target, &query, None, &value, &named)?;
     let mut incoming =
         from_kube(value, &target.resource, None).map_err(|e| mapping_refusal(&target, e, ""))?;
     let name = incoming.request.name.clone();
@@ -313,7 +362,8 @@ pub async fn create(
         ));
     }
     incoming.request.expected_revision = Some(0);
-    let (object, warnings) = write(&state, &target, incoming, Some(managed), dry_run).await?;
+    let (object, admitted) = write(&state, &target, incoming, Some(managed), dry_run).await?;
+    warnings.extend(admitted);
     Ok(json(StatusCode::CREATED, target.show(&object), &warnings))
 }
 
@@ -446,6 +496,8 @@ pub async fn replace(
     let value = body_json(&headers, &body)?;
     let current = target.current(&state, &name).await?;
     let managed = manager.updated(&target, Some(&current), &value);
+    let mut warnings =
+        undeclared_fields(&target, &query, Some(&target.show(&current)), &value, &name)?;
     let mut incoming = from_kube(value, &target.resource, Some(&name))
         .map_err(|e| mapping_refusal(&target, e, &name))?;
     if incoming.request.expected_revision.is_none() {
@@ -453,7 +505,8 @@ pub async fn replace(
     }
     // A replace is the whole object: finalizers it does not name are gone.
     incoming.finalizers = Some(incoming.finalizers.unwrap_or_default());
-    let (object, warnings) = write(&state, &target, incoming, Some(managed), dry_run).await?;
+    let (object, admitted) = write(&state, &target, incoming, Some(managed), dry_run).await?;
+    warnings.extend(admitted);
     Ok(json(StatusCode::OK, target.show(&object), &warnings))
 }
 
@@ -528,6 +581,8 @@ pub async fn patch(
         let current = target.current(&state, &name).await?;
         let (value, pinned) = patched(&target, &current, patch_type, &body)?;
         let managed = manager.updated(&target, Some(&current), &value);
+        let mut warnings =
+            undeclared_fields(&target, &query, Some(&target.show(&current)), &value, &name)?;
         let mut incoming = from_kube(value, &target.resource, Some(&name))
             .map_err(|e| mapping_refusal(&target, e, &name))?;
         if incoming.request.expected_revision.is_none() {
@@ -537,7 +592,8 @@ pub async fn patch(
         match write(&state, &target, incoming, Some(managed), dry_run).await {
             Err(refusal) if matches!(refusal.error, KubeError::Conflict(_)) && !pinned => continue,
             Err(refusal) => return Err(refusal),
-            Ok((object, warnings)) => {
+            Ok((object, admitted)) => {
+                warnings.extend(admitted);
                 return Ok(json(StatusCode::OK, target.show(&object), &warnings));
             }
         }
