@@ -4,8 +4,8 @@
 //! the `managedFields` every other write through this API records.
 
 use super::reply::{Refusal, Reply, json};
-use super::resources::{mapping_refusal, patch_refusal, undeclared_fields, write};
 use super::target::{Target, bad_query};
+use super::write::{mapping_refusal, patch_refusal, undeclared_fields, write};
 use crate::AppState;
 use axum::body::Bytes;
 use axum::http::header::USER_AGENT;

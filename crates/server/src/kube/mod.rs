@@ -9,6 +9,7 @@ mod reply;
 mod resources;
 mod target;
 mod watch;
+mod write;
 
 pub(crate) use reply::to_status;
 
