@@ -74,9 +74,24 @@ pub struct Meta {
     pub owner: Option<Owner>,
     /// Which manager set which fields through the Kubernetes API (its `managedFields`, as
     /// that API shows them); kept as they are by every other write.
-    #[serde(skip_serializing_if = "Value::is_null")]
-    #[schema(value_type = Object)]
+    #[serde(
+        skip_serializing_if = "Value::is_null",
+        deserialize_with = "managed_fields"
+    )]
+    #[schema(value_type = Option<Vec<Object>>)]
     pub managed_fields: Value,
+}
+
+/// `managed_fields` as stored and sent: `null` or a list of objects.
+fn managed_fields<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    match &value {
+        Value::Null => Ok(value),
+        Value::Array(items) if items.iter().all(Value::is_object) => Ok(value),
+        _ => Err(serde::de::Error::custom(
+            "managed_fields must be a list of objects",
+        )),
+    }
 }
 
 from_map!(Meta, "a map of meta fields");
@@ -167,5 +182,27 @@ impl ObjectKey {
 impl std::fmt::Display for ObjectKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn managed_fields_are_a_list_of_objects_or_nothing() {
+        let meta = |managed: Value| {
+            serde_json::from_value::<Meta>(serde_json::json!({"managed_fields": managed}))
+        };
+        assert!(meta(Value::Null).is_ok());
+        assert!(meta(serde_json::json!([{"manager": "m"}])).is_ok());
+        let refused = meta(serde_json::json!([null])).expect_err("not objects");
+        assert!(
+            refused
+                .to_string()
+                .contains("managed_fields must be a list of objects"),
+            "{refused}"
+        );
+        assert!(meta(serde_json::json!({"manager": "m"})).is_err());
     }
 }
