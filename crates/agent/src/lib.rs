@@ -235,25 +235,49 @@ fn refused(error: &ClientError) -> bool {
     error.code() == Some(reactor_core::wire::ErrorCode::Unauthorized)
 }
 
-/// Heartbeats; registers again if the server forgot the agent (e.g. its store was reset).
+/// Heartbeats; registers again if the server forgot the agent (e.g. its store was reset). A
+/// beat that fails is tried again soon (backing off up to the interval), not an interval later:
+/// an agent must not show as gone for a whole interval because its first beat raced its
+/// registration.
 async fn heartbeats(client: Client, config: AgentConfig) {
     let ttl = (config.heartbeat * 3).min(reactor_nimbus::MAX_HEARTBEAT_TTL);
     let mut ticker = tokio::time::interval(config.heartbeat);
+    let mut retries = Backoff::new(Duration::from_millis(50), config.heartbeat).retries();
     loop {
         ticker.tick().await;
-        match client.heartbeat(&config.id, ttl).await {
-            Ok(()) => {}
-            Err(e) if e.code() == Some(reactor_core::wire::ErrorCode::NotFound) => {
-                // Not registered yet (or forgotten): register, then the beat counts.
-                if client
-                    .register_agent(&config.id, config.labels.clone())
-                    .await
-                    .is_ok()
-                {
-                    let _ = client.heartbeat(&config.id, ttl).await;
+        loop {
+            match beat(&client, &config, ttl).await {
+                Ok(()) => {
+                    retries.succeeded();
+                    break;
+                }
+                Err(e) => {
+                    tracing::debug!(agent = %config.id, error = %e, "heartbeat failed");
+                    let delay = retries.failed();
+                    if delay.saturating_mul(2) > config.heartbeat {
+                        break;
+                    }
+                    tokio::time::sleep(delay).await;
                 }
             }
-            Err(e) => tracing::debug!(agent = %config.id, error = %e, "heartbeat failed"),
         }
+    }
+}
+
+/// One heartbeat; an agent the server does not know (not registered yet, or forgotten) is
+/// registered first. A registration that lost a race with the session's own still lets the
+/// beat count.
+async fn beat(client: &Client, config: &AgentConfig, ttl: Duration) -> Result<(), ClientError> {
+    match client.heartbeat(&config.id, ttl).await {
+        Err(e) if e.code() == Some(reactor_core::wire::ErrorCode::NotFound) => {
+            if let Err(e) = client
+                .register_agent(&config.id, config.labels.clone())
+                .await
+            {
+                tracing::debug!(agent = %config.id, error = %e, "registration by heartbeat failed");
+            }
+            client.heartbeat(&config.id, ttl).await
+        }
+        beat => beat,
     }
 }
