@@ -36,8 +36,8 @@ use error::{cause, is_compacted, revision};
 use etcd_client::{Client, ConnectOptions, GetOptions, WatchOptions};
 use reactor_core::object::{ApplyRequest, Object, Revision, Selector};
 use reactor_store::{
-    Applied, Listing, Store, StoreError, WatchStream, Write, Written, plan_apply, plan_writes,
-    targets,
+    Applied, Listing, Page, PageQuery, Store, StoreError, WatchStream, Write, Written, plan_apply,
+    plan_writes, targets,
 };
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -256,6 +256,78 @@ impl Store for EtcdStore {
         Ok(Listing {
             items,
             revision: listed_at,
+        })
+    }
+
+    /// A page read by ranges of etcd's keys from the page's first name, each at the revision
+    /// of the first (a later page: its first page's, until etcd compacts it).
+    async fn list_page(
+        &self,
+        kind: &str,
+        selector: &Selector,
+        query: PageQuery<'_>,
+    ) -> Result<Page, StoreError> {
+        let prefix = self.keys.objects(Some(kind));
+        // The kind's keys end with its prefix's last byte (`/`) raised by one.
+        let end = format!("{}0", &prefix[..prefix.len() - 1]);
+        // Names hold no NUL: the first key after a name's is that key and a NUL.
+        let mut start = match query.after {
+            Some(after) => format!("{}\0", self.object_key(kind, after)),
+            None => prefix,
+        };
+        // Enough for the page and one more (whether objects remain), in ranges of a bounded
+        // size when a selector may skip many.
+        let batch = query
+            .limit
+            .map(|limit| limit.saturating_add(1).clamp(64, 4096));
+        let mut at = query.at;
+        let mut items: Vec<Object> = Vec::new();
+        let full = |items: &Vec<Object>| query.limit.is_some_and(|limit| items.len() > limit);
+        loop {
+            let mut options = GetOptions::new().with_range(end.clone());
+            if let Some(batch) = batch {
+                options = options.with_limit(i64::try_from(batch).unwrap_or(i64::MAX));
+            }
+            if let Some(at) = at {
+                options = options.with_revision(i64::try_from(at).unwrap_or(i64::MAX));
+            }
+            let response = match self.client.clone().get(start.clone(), Some(options)).await {
+                Ok(response) => response,
+                Err(e) if is_compacted(&e) => {
+                    return Err(StoreError::SnapshotGone {
+                        revision: at.unwrap_or(0),
+                    });
+                }
+                Err(e) => return Err(EtcdError::from(e).into()),
+            };
+            if at.is_none() {
+                let header = response.header().ok_or(EtcdError::NoHeader)?;
+                at = Some(revision(header.revision())?);
+            }
+            for kv in response.kvs() {
+                let object = keys::decode(kv)?;
+                if selector.matches(&object.labels) {
+                    items.push(object);
+                    if full(&items) {
+                        break;
+                    }
+                }
+            }
+            match response.kvs().last() {
+                Some(last) if response.more() && !full(&items) => {
+                    start = format!("{}\0", String::from_utf8_lossy(last.key()));
+                }
+                _ => break,
+            }
+        }
+        let more = full(&items);
+        if let Some(limit) = query.limit {
+            items.truncate(limit);
+        }
+        Ok(Page {
+            items,
+            revision: at.unwrap_or(0),
+            more,
         })
     }
 

@@ -4,6 +4,7 @@
 //! it (`crates/server/src/kube/`).
 
 pub mod catalog;
+pub mod continuation;
 pub mod discovery;
 pub mod events;
 pub mod fields;

@@ -1,5 +1,6 @@
 //! The query parameters of the resource routes (list, watch, writes), as kubectl sends them.
 
+use crate::continuation::{Continuation, ContinuationError};
 use reactor_core::object::{Revision, Selector};
 use serde::Deserialize;
 
@@ -20,6 +21,8 @@ pub enum QueryError {
     },
     #[error("dryRun {0:?} is invalid: the only dry run is All")]
     DryRun(String),
+    #[error(transparent)]
+    Continue(#[from] ContinuationError),
 }
 
 /// Every query parameter the routes read; the rest (`pretty`, `propagationPolicy`, ...) are
@@ -168,9 +171,12 @@ impl Query {
         number(self.resource_version.as_deref(), "resourceVersion").map(|r| r.filter(|r| *r > 0))
     }
 
-    /// The name a page continues after (`continue` is the last name of the page before).
-    pub fn continue_after(&self) -> Option<&str> {
-        self.continue_token.as_deref().filter(|t| !t.is_empty())
+    /// Where a page continues (`continue`, as the page before answered it).
+    pub fn continuation(&self) -> Result<Option<Continuation>, QueryError> {
+        match self.continue_token.as_deref().filter(|t| !t.is_empty()) {
+            Some(token) => Ok(Some(Continuation::decode(token)?)),
+            None => Ok(None),
+        }
     }
 }
 
@@ -211,7 +217,13 @@ mod tests {
         assert!(q.selector().is_ok());
         assert_eq!(q.name_fields(), Ok(vec![NameField::Is("a".into())]));
         assert_eq!(q.limit(), Ok(Some(2)));
-        assert_eq!(q.continue_after(), Some("b"));
+        assert!(
+            q.continuation().is_err(),
+            "a bare name is not a continue key"
+        );
+        let token = Continuation::new(9, "b").encode();
+        let paged = query(&format!("continue={token}"));
+        assert_eq!(paged.continuation(), Ok(Some(Continuation::new(9, "b"))));
         assert!(q.is_watch() && q.bookmarks());
         assert_eq!(q.revision(), Ok(None));
         assert_eq!(q.dry_run(), Ok(true));

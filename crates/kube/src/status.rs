@@ -96,7 +96,9 @@ impl KubeError {
                     "Operation cannot be fulfilled on {resource} \"{name}\": the object has been modified; please apply your changes to the latest version and try again"
                 ))
             }
-            StoreError::Compacted { .. } => Self::Expired(error.to_string()),
+            StoreError::Compacted { .. } | StoreError::SnapshotGone { .. } => {
+                Self::Expired(error.to_string())
+            }
             StoreError::NotOwned { .. } => Self::Forbidden(error.to_string()),
             StoreError::Invalid(_) | StoreError::TooLarge { .. } | StoreError::TxnTooLarge(_) => {
                 Self::Invalid(format!(

@@ -53,7 +53,7 @@ pub fn code_of(error: &StoreError) -> ErrorCode {
         StoreError::NotFound { .. } => ErrorCode::NotFound,
         StoreError::Conflict { .. } | StoreError::ConflictMissing { .. } => ErrorCode::Conflict,
         StoreError::NotOwned { .. } => ErrorCode::Forbidden,
-        StoreError::Compacted { .. } => ErrorCode::Compacted,
+        StoreError::Compacted { .. } | StoreError::SnapshotGone { .. } => ErrorCode::Compacted,
         StoreError::Invalid(_)
         | StoreError::TooLarge { .. }
         | StoreError::TxnTooLarge(_)

@@ -21,6 +21,12 @@ pub enum StoreError {
         requested: Revision,
         oldest: Revision,
     },
+    /// A later page of a list asked for the snapshot its first page was read from, and the
+    /// store no longer keeps it (kept a short while, as etcd keeps revisions until compaction).
+    #[error(
+        "the snapshot at revision {revision} this list was paged from is no longer kept: list again from the first page"
+    )]
+    SnapshotGone { revision: Revision },
     #[error("{0}")]
     Invalid(String),
     #[error("{key} is not this reactor's to write: {reason}")]

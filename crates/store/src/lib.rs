@@ -4,6 +4,7 @@ mod cas;
 pub mod embedded;
 mod error;
 mod follow;
+mod page;
 mod plan;
 mod shards;
 mod writes;
@@ -12,6 +13,7 @@ pub use cas::{CAS_ATTEMPTS, retry_on_conflict, update_status};
 pub use embedded::{EmbeddedStore, EmbeddedStoreOptions};
 pub use error::{StoreError, StoreHealth};
 pub use follow::{Follower, follow};
+pub use page::{Page, PageQuery};
 pub use plan::{
     Change, plan_apply, plan_check, plan_delete, plan_set_finalizers, plan_set_managed_fields,
     plan_set_status,
@@ -63,6 +65,18 @@ pub trait Store: Send + Sync + 'static {
     async fn get(&self, kind: &str, name: &str) -> Result<Option<Object>, StoreError>;
 
     async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError>;
+
+    /// One page of the objects of `kind` that `selector` matches, in name order (see
+    /// [`PageQuery`]). A backend that keeps snapshots reads a later page from the first's; this
+    /// default lists everything at the latest state and keeps the page.
+    async fn list_page(
+        &self,
+        kind: &str,
+        selector: &Selector,
+        query: PageQuery<'_>,
+    ) -> Result<Page, StoreError> {
+        Ok(Page::of(self.list(kind, selector).await?, &query))
+    }
 
     /// Creates or updates every object, all or nothing. Unchanged objects keep their revision.
     async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError>;

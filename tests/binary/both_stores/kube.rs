@@ -767,6 +767,106 @@ fn a_watch_from_a_compacted_revision_is_expired() {
 }
 
 #[test]
+fn a_paged_list_reads_its_later_pages_from_the_first_pages_snapshot() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // A short log: revision 1 is compacted away on both stores after a few writes.
+    let host = Host::start(&tmp.path().join("data"), &["--log-retention", "2"]);
+    let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(WIDGETS));
+    assert!(out.status.success(), "apply: {}", stderr(&out));
+    let apply = |doc: String| {
+        let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(&doc));
+        assert!(out.status.success(), "apply: {}", stderr(&out));
+    };
+    // w1 … w9, and others of no interest to the selector.
+    for i in 2..10 {
+        apply(format!(
+            "kind: Widget\nname: w{i}\nlabels: {{app: web}}\nspec: {{size: {i}}}\n---\nkind: Widget\nname: x{i}\nspec: {{size: 0}}\n"
+        ));
+    }
+    let base = format!("{}/apis/reactor.dev/v1/widgets", host.url);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let http = host.http();
+        let get = |url: String| http.get(url).bearer_auth(host.token());
+        let page = |url: String| async {
+            let answer = get(url).send().await.expect("list");
+            assert_eq!(answer.status(), 200);
+            answer.json::<Value>().await.expect("JSON")
+        };
+        let names = |page: &Value| -> Vec<String> {
+            page["items"]
+                .as_array()
+                .expect("items")
+                .iter()
+                .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_owned))
+                .collect()
+        };
+        let first = page(format!("{base}?labelSelector=app%3Dweb&limit=4")).await;
+        assert_eq!(names(&first), ["w1", "w2", "w3", "w4"], "{first}");
+        let revision = first["metadata"]["resourceVersion"].clone();
+        let next = first["metadata"]["continue"]
+            .as_str()
+            .expect("a continue")
+            .to_owned();
+
+        // Between the pages: one object of the next page changes, one is added, one deleted.
+        apply("kind: Widget\nname: w5\nlabels: {app: web}\nspec: {size: 50}\n".into());
+        apply("kind: Widget\nname: w55\nlabels: {app: web}\nspec: {size: 1}\n".into());
+        assert!(host.cli(&["delete", "Widget", "w6"]).status.success());
+
+        // The later pages show the objects as the first page saw them, at its revision.
+        let second = page(format!(
+            "{base}?labelSelector=app%3Dweb&limit=4&continue={next}"
+        ))
+        .await;
+        assert_eq!(names(&second), ["w5", "w6", "w7", "w8"], "{second}");
+        assert_eq!(second["items"][0]["spec"]["size"], 5, "{second}");
+        assert_eq!(second["metadata"]["resourceVersion"], revision);
+        let next = second["metadata"]["continue"]
+            .as_str()
+            .expect("a continue")
+            .to_owned();
+        let last = page(format!(
+            "{base}?labelSelector=app%3Dweb&limit=4&continue={next}"
+        ))
+        .await;
+        assert_eq!(names(&last), ["w9"], "{last}");
+        assert!(last["metadata"]["continue"].is_null(), "{last}");
+        // A new list sees the changes.
+        let fresh = page(format!("{base}?labelSelector=app%3Dweb")).await;
+        assert_eq!(
+            names(&fresh),
+            ["w1", "w2", "w3", "w4", "w5", "w55", "w7", "w8", "w9"],
+            "{fresh}"
+        );
+
+        // A continue key this server did not make is a bad request; one whose snapshot is no
+        // longer kept (compacted, as etcd does) is Expired, as Kubernetes answers it.
+        let refused = get(format!("{base}?limit=1&continue=w1"))
+            .send()
+            .await
+            .expect("list");
+        assert_eq!(refused.status(), 400);
+        let status: Value = refused.json().await.expect("JSON");
+        assert_eq!(status["reason"], "BadRequest", "{status}");
+        assert!(
+            status["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("continue")),
+            "{status}"
+        );
+        let stale = reactor_kube::continuation::Continuation::new(1, "w1").encode();
+        let expired = get(format!("{base}?limit=1&continue={stale}"))
+            .send()
+            .await
+            .expect("list");
+        assert_eq!(expired.status(), 410);
+        let status: Value = expired.json().await.expect("JSON");
+        assert_eq!(status["reason"], "Expired", "{status}");
+    });
+}
+
+#[test]
 fn kubectl_applies_on_the_server_with_field_owners_and_conflicts() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let host = start(&tmp);

@@ -15,12 +15,13 @@ use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
 use reactor_core::object::Object;
 use reactor_kube::KubeError;
+use reactor_kube::continuation::Continuation;
 use reactor_kube::events::Shape;
 use reactor_kube::mapping::{from_kube, to_list};
 use reactor_kube::patch::PatchType;
 use reactor_kube::query::Query as KubeQuery;
 use reactor_kube::table::{IncludeObject, table, wants_table};
-use reactor_store::CAS_ATTEMPTS;
+use reactor_store::{CAS_ATTEMPTS, Listing, Page, PageQuery};
 use serde_json::Value;
 
 fn query_of(query: Result<Query<KubeQuery>, QueryRejection>) -> Result<KubeQuery, Refusal> {
@@ -110,7 +111,8 @@ pub async fn list(
 }
 
 /// The objects a list asks for (label and field selectors, one page of `limit` after
-/// `continue`), by name, the revision they reflect, and the `continue` of the next page.
+/// `continue`, read from the first page's snapshot), in name order, the revision they
+/// reflect, and the `continue` of the next page.
 async fn select(
     state: &AppState,
     target: &Target,
@@ -119,27 +121,49 @@ async fn select(
     let selector = query.selector().map_err(bad_query)?;
     let names = query.name_fields().map_err(bad_query)?;
     let limit = query.limit().map_err(bad_query)?;
-    let listing = state
-        .store
-        .list(target.kind(), &selector)
-        .await
-        .map_err(|e| target.store_error(&e, ""))?;
-    let after = query.continue_after();
-    let mut items: Vec<Object> = listing
-        .items
-        .into_iter()
-        .filter(|o| names.iter().all(|n| n.matches(&o.name)))
-        .filter(|o| after.is_none_or(|after| o.name.as_str() > after))
-        .collect();
-    items.sort_by(|a, b| a.name.cmp(&b.name));
-    let next = match limit {
-        Some(limit) if items.len() > limit => {
-            items.truncate(limit);
-            items.last().map(|o| o.name.clone())
-        }
-        _ => None,
+    let continuation = query.continuation().map_err(bad_query)?;
+    let asked = PageQuery {
+        after: continuation.as_ref().map(|c| c.after.as_str()),
+        limit,
+        at: continuation.as_ref().map(|c| c.revision),
     };
-    Ok((items, listing.revision, next))
+    let page = if names.is_empty() {
+        state.store.list_page(target.kind(), &selector, asked).await
+    } else {
+        // The store selects by label only: read the rest of the list, keep the names asked
+        // for, then take the page.
+        let rest = PageQuery {
+            limit: None,
+            ..asked
+        };
+        state
+            .store
+            .list_page(target.kind(), &selector, rest)
+            .await
+            .map(|page| {
+                let items = page
+                    .items
+                    .into_iter()
+                    .filter(|o| names.iter().all(|n| n.matches(&o.name)))
+                    .collect();
+                let listing = Listing {
+                    items,
+                    revision: page.revision,
+                };
+                Page::of(
+                    listing,
+                    &PageQuery {
+                        after: None,
+                        ..asked
+                    },
+                )
+            })
+    }
+    .map_err(|e| target.store_error(&e, ""))?;
+    let next = page
+        .next_after()
+        .map(|after| Continuation::new(page.revision, after).encode());
+    Ok((page.items, page.revision, next))
 }
 
 /// Creates an object; 409 `AlreadyExists` if its name is taken.

@@ -73,12 +73,13 @@ pub fn build_if_missing(db: &redb::Database) -> Result<(), StoreError> {
 }
 
 /// The names of the objects of `kind` carrying every `label=value` of `terms`, in name
-/// order. The terms' entries are walked together, each jumping to the furthest name another
+/// order, after the name `after` if given. The terms' entries are walked together, each jumping to the furthest name another
 /// has reached, so a rare label among common ones costs a few lookups, not a scan.
 pub fn names_with_all(
     txn: &redb::ReadTransaction,
     kind: &str,
     terms: &[(&str, &str)],
+    after: Option<&str>,
 ) -> Result<Vec<String>, StoreError> {
     let index = txn.open_table(LABELS).map_err(storage)?;
     let ranges: Vec<(String, String)> = terms
@@ -99,7 +100,8 @@ pub fn names_with_all(
         )
     };
     let mut names = Vec::new();
-    let mut from = String::new();
+    // Names hold no NUL: the first candidate after a name is that name and a NUL.
+    let mut from = after.map_or_else(String::new, |after| format!("{after}\0"));
     loop {
         let mut furthest: Option<String> = None;
         let mut agreed = true;
@@ -126,29 +128,19 @@ pub fn names_with_all(
     }
 }
 
-/// The stored objects of `kind` named `names`, read in the transaction the index was. The
+/// The stored object of `kind` named `name`, read in the transaction the index was. The
 /// index and the objects are written together, so a name the index gives that the objects
 /// table does not have is damage (to the index or to the object's key), never skipped.
-pub fn objects_named(
-    txn: &redb::ReadTransaction,
+pub fn object_named(
+    table: &redb::ReadOnlyTable<&'static str, &'static [u8]>,
     kind: &str,
-    names: &[String],
-) -> Result<Vec<Object>, StoreError> {
-    let table = txn.open_table(OBJECTS).map_err(storage)?;
-    let mut objects = Vec::with_capacity(names.len());
-    for name in names {
-        let key = ObjectKey::new(kind, name);
-        match lookup(&table, key.as_str())? {
-            Some(object) => objects.push(object),
-            None => {
-                return Err(StoreError::Corrupt {
-                    record: key.to_string(),
-                    reason: "the label index names it but the objects table does not have it: \
-                             the index or the object's key is damaged"
-                        .into(),
-                });
-            }
-        }
-    }
-    Ok(objects)
+    name: &str,
+) -> Result<Object, StoreError> {
+    let key = ObjectKey::new(kind, name);
+    lookup(table, key.as_str())?.ok_or_else(|| StoreError::Corrupt {
+        record: key.to_string(),
+        reason: "the label index names it but the objects table does not have it: \
+                 the index or the object's key is damaged"
+            .into(),
+    })
 }

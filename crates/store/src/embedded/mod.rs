@@ -7,6 +7,7 @@ mod labels;
 mod list;
 mod live;
 mod scrub;
+mod snapshots;
 mod state;
 use state::StoreState;
 mod record;
@@ -19,7 +20,9 @@ mod writer;
 pub use check::{Area, Finding};
 pub use verify::{Report, verify};
 
-use crate::{Applied, Listing, Store, StoreError, StoreHealth, WatchStream, Write, Written};
+use crate::{
+    Applied, Listing, Page, PageQuery, Store, StoreError, StoreHealth, WatchStream, Write, Written,
+};
 use async_trait::async_trait;
 use health::{BY_READ, BY_START, Health};
 use reactor_core::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
@@ -181,6 +184,7 @@ impl EmbeddedStore {
         let (latest, oldest) = tables::read_counters(&db)?;
         let (events, _) = broadcast::channel(live::LIVE_BATCHES);
         let shared = Arc::new(StoreState {
+            snapshots: Default::default(),
             db,
             latest: AtomicU64::new(latest),
             oldest: AtomicU64::new(oldest),
@@ -374,6 +378,35 @@ impl Store for EmbeddedStore {
             return Err(health.unknown(format!("which objects of kind {listed} exist")));
         }
         Ok(Listing { items, revision })
+    }
+
+    async fn list_page(
+        &self,
+        kind: &str,
+        selector: &Selector,
+        query: PageQuery<'_>,
+    ) -> Result<Page, StoreError> {
+        let (kind, selector) = (kind.to_owned(), selector.clone());
+        let (after, limit, at) = (query.after.map(str::to_owned), query.limit, query.at);
+        let what = format!("the objects of kind {kind}");
+        let listed = kind.clone();
+        let shared = self.shared.clone();
+        let page = self
+            .read(what, move |db| {
+                let latest = shared.latest.load(Ordering::SeqCst);
+                let query = PageQuery {
+                    after: after.as_deref(),
+                    limit,
+                    at,
+                };
+                list::list_page(db, &shared.snapshots, latest, &kind, &selector, query)
+            })
+            .await?;
+        let health = &self.shared.health;
+        if health.lists_damaged(&listed) {
+            return Err(health.unknown(format!("which objects of kind {listed} exist")));
+        }
+        Ok(page)
     }
 
     async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError> {

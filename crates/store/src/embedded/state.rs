@@ -3,6 +3,7 @@
 
 use super::health::Health;
 use super::live::Live;
+use super::snapshots::Snapshots;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
@@ -10,6 +11,8 @@ use tokio::sync::broadcast;
 
 /// State shared by the store handle, its writer thread and its watches.
 pub(crate) struct StoreState {
+    /// Declared before `db`: the snapshots paged lists keep are dropped before the database.
+    pub(super) snapshots: Snapshots,
     pub(super) db: redb::Database,
     pub(super) latest: AtomicU64,
     pub(super) oldest: AtomicU64,
