@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the benchmark scenarios against their same-run baselines, in release mode, and
-# writes bench/results/latest.json and docs/performance.md (with its PNG plots).
+# writes bench/results/latest.json and docs/src/performance.md (with its PNG plots).
 #
 # usage: scripts/bench.sh [SCENARIO...] [-- reactor-bench run options]
 #   scenarios: store dispatch reload rollout end-to-end fan-out agent-publish replicas kvscheduler restart languages

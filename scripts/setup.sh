@@ -111,6 +111,10 @@ if [ ! -x "$CARGO_FUZZ" ]; then
     cargo install --locked --quiet cargo-fuzz --version "$CARGO_FUZZ_VERSION" \
         --root "$(dirname "$(dirname "$CARGO_FUZZ")")"
 fi
+if [ ! -x "$MDBOOK" ]; then
+    cargo install --locked --quiet mdbook --version "$MDBOOK_VERSION" \
+        --no-default-features --features search --root "$(dirname "$(dirname "$MDBOOK")")"
+fi
 if [ ! -f "$WASI_ADAPTER" ]; then
     # The crate carries the adapter's bytes: fetch it through a throwaway manifest and copy
     # the file out of cargo's registry sources.
@@ -126,4 +130,4 @@ if [ ! -f "$WASI_ADAPTER" ]; then
     mv "$WASI_ADAPTER.tmp" "$WASI_ADAPTER"
     rm -rf "$fetch"
 fi
-echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version), $(clang --version | head -n1), $("$WIT_BINDGEN" --version), $("$WASM_TOOLS" --version), $("$SCHEMATHESIS" --version), $("$CARGO_FUZZ" --version), $("$PROMTOOL" --version 2>&1 | head -n1), python kubernetes $("$KUBERNETES_PY" -c "import kubernetes; print(kubernetes.__version__)")"
+echo "setup: rust $(rustc --version | cut -d' ' -f2), wasm32-wasip2, $(etcd --version 2>/dev/null | head -n1), $(protoc --version), $("$COMPONENTIZE_PY" --version), node $(node --version), $(clang --version | head -n1), $("$WIT_BINDGEN" --version), $("$WASM_TOOLS" --version), $("$SCHEMATHESIS" --version), $("$CARGO_FUZZ" --version), $("$MDBOOK" --version), $("$PROMTOOL" --version 2>&1 | head -n1), python kubernetes $("$KUBERNETES_PY" -c "import kubernetes; print(kubernetes.__version__)")"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command: sets up what is missing, then runs every test of the workspace
 # (unit, store, property, the in-process integration tests of host/tests/inproc and those
-# that drive the real binary, tests/binary), the SDKs' and the examples' unit tests in each
-# language's own runner (scripts/test-sdk.sh), then the suites of tests/binary that drive a
+# that drive the real binary, tests/binary), the documentation site built with its links
+# checked, the SDKs' and the examples' unit tests in each language's own runner
+# (scripts/test-sdk.sh), then the suites of tests/binary that drive a
 # server once more on etcd (the backend matrix, testkit/src/host.rs), then fuzzes the HTTP API
 # from its OpenAPI document and the document parser and wire types with cargo-fuzz.
 set -euo pipefail
@@ -19,6 +20,12 @@ step() {
     if ! "$@" 2>&1 | tee "$logs/$name.log"; then failed+=("$name"); fi
 }
 step workspace cargo test --workspace --no-fail-fast "$@"
+# The documentation site: mdBook builds it (into a scratch folder), and its internal links
+# lead somewhere (the link check of tests/binary/docs/, also run by the step above).
+# shellcheck source=tools.sh
+. scripts/tools.sh
+step docs bash -c '"$1" build docs --dest-dir "$2/book" && cargo test --workspace --test binary -- docs::links' \
+    docs "$MDBOOK" "$logs"
 # The SDKs' fake hosts and the examples' unit tests, in Rust, Python and JavaScript.
 step sdk scripts/test-sdk.sh
 # The etcd matrix: the suites of tests/binary/both_stores/ (the one list) again, by filter.

@@ -29,3 +29,7 @@ CARGO_FUZZ="$REACTOR_TOOLS/cargo-fuzz-$CARGO_FUZZ_VERSION/bin/cargo-fuzz"
 # promtool (scripts/setup.sh takes it out of Debian's prometheus package, without installing
 # the server): checks /metrics in the tests (tests/binary/both_stores/cli_flow.rs).
 PROMTOOL="$REACTOR_TOOLS/promtool/promtool"
+# The documentation site (docs/book.toml): mdBook from crates.io, built without its `serve`
+# and `watch` features; scripts/test.sh builds the site with it.
+MDBOOK_VERSION="0.5.4"
+MDBOOK="$REACTOR_TOOLS/mdbook-$MDBOOK_VERSION/bin/mdbook"

@@ -1,5 +1,5 @@
 //! reactor-bench: every scenario of issue 8 measured against a baseline in the same run,
-//! written to bench/results/latest.json and rendered to docs/performance.md. Absolute
+//! written to bench/results/latest.json and rendered to docs/src/performance.md. Absolute
 //! times on a shared machine are noise; the ratios are the result.
 
 mod chain_descriptor;
@@ -64,7 +64,7 @@ enum Command {
     Render {
         #[arg(long = "in", default_value = "bench/results/latest.json")]
         input: PathBuf,
-        #[arg(long, default_value = "docs/performance.md")]
+        #[arg(long, default_value = "docs/src/performance.md")]
         out: PathBuf,
         /// Hand-written findings appended to the page.
         #[arg(long, default_value = "bench/results/findings.md")]

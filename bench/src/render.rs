@@ -1,4 +1,4 @@
-//! docs/performance.md from a results file: the machine, a table of every scenario beside its
+//! docs/src/performance.md from a results file: the machine, a table of every scenario beside its
 //! baseline, how each was measured, the plots (PNG, drawn next to the page) and the
 //! profiling findings kept by hand in `bench/results/findings.md`.
 

@@ -422,7 +422,7 @@ async fn restart_rows(components: &Path, sizes: &Sizes) -> anyhow::Result<Rows> 
                 r.recompiled as f64,
                 ("-", None),
                 (Target::ValueAtMost(0.0), "0"),
-                "compile-cache entries written or rewritten by the restarted process (<data>/cache/)",
+                "compile-cache entries written or rewritten by the restarted process (`<data>/cache/`)",
             ),
             Scenario::measured(
                 "memory",

@@ -226,6 +226,14 @@ def applied(report) -> bool:
     return report.state == _types.ItemState.APPLIED
 
 
+def state(report) -> str:
+    """An item status's state by its WIT name: "applied", "pending" (the agent has the item
+    and waits, e.g. for a dependency; `report.message` says for what), "failed" (the agent
+    could not apply it; `report.message` is the error) or "removed" (the item left the
+    agent)."""
+    return report.state.name.lower()
+
+
 # ---------------------------------------------------------------------------- conditions
 
 

@@ -92,6 +92,14 @@ class _World:
     uids: int = 0
 
 
+def _check_state(call: str, state) -> None:
+    """Refuses a report state that is not an `ItemState`: a reactor compares states with
+    `ItemState` members, so a string would silently match none of them."""
+    if not isinstance(state, ItemState):
+        states = ", ".join(f"ItemState.{s.name}" for s in ItemState)
+        raise TypeError(f"{call}: the state must be an ItemState ({states}), not {state!r}")
+
+
 def _fail(error) -> None:
     raise Err(error)
 
@@ -143,7 +151,10 @@ class FakeHost:
 
     def report(self, key: str, agent: str, state: ItemState = ItemState.APPLIED,
                message: Optional[str] = None, revision: int = 1) -> ItemStatus:
-        """Records an agent's report on an item, as `sdk.statuses` returns it to its owner."""
+        """Records an agent's report on an item, as `sdk.statuses` returns it to its owner.
+        `state` is an `ItemState` (`ItemState.FAILED`), as a component gets it: a string is
+        refused with a TypeError."""
+        _check_state("report", state)
         status = ItemStatus(key=key, agent=agent, state=state, message=message, revision=revision)
         self._world.reports[(key, agent)] = status
         return status
@@ -198,6 +209,7 @@ class FakeHost:
         return result
 
     def on_agent_status(self, reactor, owner: Object, report: ItemStatus):
+        _check_state("on_agent_status", report.state)
         stored = self.put(owner)
         self._world.reports[(report.key, report.agent)] = report
         return self._callback(stored, lambda: reactor.on_agent_status(copy.deepcopy(stored), report))

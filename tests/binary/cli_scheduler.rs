@@ -5,7 +5,7 @@ use reactor_testkit::policy::{apply, policy, policy_host};
 use reactor_testkit::{Agent, eventually, reactor_host_bin, stderr, stdout};
 use std::process::{Command, Output};
 
-/// `reactor-host ARGS` with the token in the environment, as the README passes it.
+/// `reactor-host ARGS` with the token in the environment, as the documentation passes it.
 /// The CA of the server the test started (it also issued the agent's API certificate).
 static CA: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 

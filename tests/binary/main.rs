@@ -17,6 +17,7 @@ mod cli_kinds;
 mod cli_lifecycle;
 mod cli_scheduler;
 mod components_folder;
+mod docs;
 mod etcd_tls;
 mod languages;
 mod replicas;

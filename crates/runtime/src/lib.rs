@@ -65,12 +65,12 @@
 //!   An instance whose call failed in any way is discarded;
 //!   a new version starts with a new pool, so a reload discards the old instances once
 //!   their calls end. The pooling allocator was measured against this (`bench`, figures in
-//!   docs/performance.md): it saves little once instances are reused, and would reserve
+//!   docs/src/performance.md): it saves little once instances are reused, and would reserve
 //!   every slot's memory up front with one memory size and core-instance count for all
 //!   components, which fits neither per-component caps nor 12-18 MB componentize-py
 //!   components. Hence on-demand + `InstancePre` + warm reuse.
 //! - Hot reload: a completed write waits [`watch::SETTLE`], other events [`watch::DEBOUNCE`]
-//!   (figures in docs/performance.md).
+//!   (figures in docs/src/performance.md).
 //! - Guest stdout, stderr and `log` calls go to `tracing` (target `guest`) with a
 //!   `component` field.
 

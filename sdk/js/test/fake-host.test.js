@@ -19,6 +19,34 @@ const parent = sdk.defineReactor({
   },
 });
 
+// Records in status, per agent, the state of its latest report.
+const counter = sdk.defineReactor({
+  describe: () => ({ name: 'counter', kinds: ['Parent'] }),
+  onAgentStatus(owner, report) {
+    sdk.setStatus({ ...sdk.status(owner), [report.agent]: report.state });
+  },
+});
+
+test('reports take one of the four states and refuse anything else', () => {
+  const host = new FakeHost('counter');
+  const owner = object('Parent', 'p');
+  const failed = host.report('own/p', 'edge-1', 'failed', { message: 'no such interface' });
+  assert.deepEqual(host.onAgentStatus(counter, owner, failed), { tag: 'done' });
+  const pending = host.report('own/p', 'edge-2', 'pending', { message: 'waiting for eth0' });
+  assert.deepEqual(host.onAgentStatus(counter, owner, pending), { tag: 'done' });
+  assert.deepEqual(host.status('Parent', 'p'), { 'edge-1': 'failed', 'edge-2': 'pending' });
+  assert.throws(() => host.report('own/p', 'edge-1', 'Applied'), {
+    name: 'TypeError',
+    message: "report: the state must be one of 'pending', 'applied', 'failed', 'removed', not 'Applied'",
+  });
+  const wrong = { key: 'own/p', agent: 'edge-1', state: 1, message: undefined, revision: 1n };
+  assert.throws(() => host.onAgentStatus(counter, owner, wrong), {
+    name: 'TypeError',
+    message: /^onAgentStatus: the state must be one of .*, not 1$/,
+  });
+  assert.deepEqual(host.status('Parent', 'p'), { 'edge-1': 'failed', 'edge-2': 'pending' });
+});
+
 test('a callback owns what it applies and publishes', () => {
   const host = new FakeHost('parent');
   host.setConfig('hello');

@@ -19,6 +19,20 @@ class ComponentError extends Error {
   }
 }
 
+/** The states of an item status, as componentize-js hands them to a reactor (WIT enum names). */
+const STATES = ['pending', 'applied', 'failed', 'removed'];
+
+/**
+ * Refuses a report state that a component never gets ('Applied', 'ok', a number): a reactor
+ * compares states with these strings, so another value would silently match none of them.
+ */
+function checkState(call, state) {
+  if (!STATES.includes(state)) {
+    const shown = typeof state === 'string' ? `'${state}'` : String(state);
+    throw new TypeError(`${call}: the state must be one of ${STATES.map((s) => `'${s}'`).join(', ')}, not ${shown}`);
+  }
+}
+
 const fail = (tag, val) => {
   throw new ComponentError(val === undefined ? { tag } : { tag, val });
 };
@@ -119,6 +133,7 @@ export class FakeHost {
 
   /** Records an agent's report on an item, as `statuses()` returns it to its owner. */
   report(key, agent, state = 'applied', { message, revision = 1n } = {}) {
+    checkState('report', state);
     const status = { key, agent, state, message, revision: BigInt(revision) };
     this.world.reports.set(`${key}\n${agent}`, status);
     return status;
@@ -182,6 +197,7 @@ export class FakeHost {
   }
 
   onAgentStatus(reactor, owner, status) {
+    checkState('onAgentStatus', status?.state);
     const stored = this.put(owner);
     this.world.reports.set(`${status.key}\n${status.agent}`, status);
     return this.callback(stored, () => reactor.onAgentStatus(clone(stored), status));

@@ -10,6 +10,8 @@ from reactor_sdk_testing import (
     Error_Permanent,
     Error_Retry,
     FakeHost,
+    ItemState,
+    ItemStatus,
     NimbusError_Unavailable,
     Target_Agents,
     object_,
@@ -31,6 +33,16 @@ class Parent(sdk.Reactor):
         if sdk.spec(obj).get("take"):
             sdk.delete("Child", sdk.spec(obj)["take"])
         return sdk.requeue_after(5000)
+
+
+class Counter(sdk.Reactor):
+    """Records in status, per agent, the state of its latest report by name."""
+
+    def describe(self):
+        return sdk.describe("counter", ["Parent"])
+
+    def on_agent_status(self, owner, report):
+        sdk.set_status({**sdk.status(owner), report.agent: sdk.state(report)})
 
 
 class FakeHostTest(unittest.TestCase):
@@ -88,6 +100,23 @@ class FakeHostTest(unittest.TestCase):
                          "2026-01-06T00:00:00Z")
         self.assertIsNone(sdk.find_condition(ready, "Synced"))
         self.assertRegex(sdk.now(), r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
+    def test_reports_take_an_item_state_and_refuse_a_string(self):
+        host = FakeHost("counter")
+        owner = object_("Parent", "p")
+        failed = host.report("own/p", "edge-1", ItemState.FAILED, message="no such interface")
+        self.assertEqual(host.on_agent_status(Counter(), owner, failed), Action_Done())
+        pending = host.report("own/p", "edge-2", ItemState.PENDING, message="waiting for eth0")
+        self.assertEqual(host.on_agent_status(Counter(), owner, pending), Action_Done())
+        self.assertEqual(host.status("Parent", "p"), {"edge-1": "failed", "edge-2": "pending"})
+        with self.assertRaisesRegex(TypeError, r"^report: the state must be an ItemState "
+                                    r"\(ItemState.PENDING, ItemState.APPLIED, ItemState.FAILED, "
+                                    r"ItemState.REMOVED\), not 'failed'$"):
+            host.report("own/p", "edge-1", "failed")
+        as_string = ItemStatus(key="own/p", agent="edge-1", state="applied", message=None, revision=1)
+        with self.assertRaisesRegex(TypeError, r"^on_agent_status: the state must be an ItemState .*, not 'applied'$"):
+            host.on_agent_status(Counter(), owner, as_string)
+        self.assertEqual(host.status("Parent", "p"), {"edge-1": "failed", "edge-2": "pending"})
 
     def test_a_host_call_without_a_fake_says_how_to_install_one(self):
         with self.assertRaisesRegex(RuntimeError, "reactor_sdk_testing.FakeHost"):

@@ -1,11 +1,11 @@
-//! Every kubectl command the README's "Kubernetes API" section prints runs as printed (its
-//! `sh` block, with the `policy-k8s.yaml` of its `yaml` block), against `serve` with its data
-//! folder in `./data`, as after `./run.sh`.
+//! Every kubectl command the documentation's "Kubernetes API" page (docs/src/kubernetes.md)
+//! prints first runs as printed (its first `sh` block, with the `policy-k8s.yaml` of its first
+//! `yaml` block), against `serve` with its data folder in `./data`, as after `./run.sh`.
 
 use reactor_testkit::{Host, Watcher, stderr, stdout};
 use std::process::Command;
 
-/// The Policy kind the README's commands expect (the demo's, as a Kind object).
+/// The Policy kind the page's commands expect (the demo's, as a Kind object).
 const POLICY_KIND: &str = "kind: Kind
 name: Policy
 spec:
@@ -27,13 +27,12 @@ fn block<'a>(text: &'a str, lang: &str) -> &'a str {
 }
 
 #[test]
-fn the_readme_kubectl_commands_run_as_printed() {
-    let readme = include_str!("../../../README.md");
-    let section = readme
-        .split("\n## Kubernetes API\n")
-        .nth(1)
+fn the_documented_kubectl_commands_run_as_printed() {
+    let page = include_str!("../../../docs/src/kubernetes.md");
+    let section = page
+        .strip_prefix("# Kubernetes API\n")
         .and_then(|rest| rest.split("\n## ").next())
-        .expect("the README has a Kubernetes API section");
+        .expect("docs/src/kubernetes.md opens with its title, then the kubectl commands");
     let commands: Vec<&str> = block(section, "sh")
         .lines()
         .filter(|l| l.starts_with("kubectl "))

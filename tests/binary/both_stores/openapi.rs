@@ -1,6 +1,6 @@
 //! The OpenAPI document of a real server: served without a token, it names every route the
-//! server routes (each documented operation is routed, no other method is, and the README's
-//! API table lists the same routes); refusals outside the handlers keep the error shape, and
+//! server routes (each documented operation is routed, no other method is, and the route table
+//! of docs/src/http-api.md lists the same routes); refusals outside the handlers keep the error shape, and
 //! the bodies the schema-driven fuzz found accepted are refused.
 
 use reactor_testkit::Host;
@@ -9,14 +9,15 @@ use std::collections::BTreeSet;
 
 const METHODS: [&str; 5] = ["GET", "PUT", "POST", "DELETE", "PATCH"];
 
-/// `(METHOD, path)` of every route in the README's "HTTP API" table; `[/{x}]` is optional.
+/// `(METHOD, path)` of every route in the "Routes" table of docs/src/http-api.md; `[/{x}]` is
+/// optional.
 fn readme_routes() -> BTreeSet<(String, String)> {
-    let readme = include_str!("../../../README.md");
-    let section = readme
-        .split("\n## HTTP API\n")
+    let page = include_str!("../../../docs/src/http-api.md");
+    let section = page
+        .split("\n## Routes\n")
         .nth(1)
         .and_then(|rest| rest.split("\n## ").next())
-        .expect("the README has an HTTP API section");
+        .expect("docs/src/http-api.md has a Routes section");
     let mut routes = BTreeSet::new();
     for row in section.lines().filter(|l| l.starts_with("| `")) {
         let cell = row
@@ -89,7 +90,7 @@ fn the_document_names_every_route_the_server_serves() {
         assert_eq!(
             routes,
             readme_routes(),
-            "the document and the README's API table list the same routes"
+            "the document and the route table of docs/src/http-api.md list the same routes"
         );
 
         let token = host.token();

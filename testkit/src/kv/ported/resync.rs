@@ -233,7 +233,7 @@ fn resync_with_empty_sb(retrieve: Retrieve) -> Scenario {
                     &format!("delete {A1} DISCOVERED->REMOVED"),
                 ],
             )]),
-            // The plan is made on belief, without a retrieve (see the README): it knows
+            // The plan is made on belief, without a retrieve (see docs/src/kvscheduler.md): it knows
             // none of these values.
         ],
     }
@@ -386,7 +386,7 @@ fn resync_not_removing_sb_values() -> Scenario {
                         &format!("create {A2_1} NONEXISTENT->CONFIGURED derived"),
                     ],
                 ),
-                // The plan is made on belief, without a retrieve (see the README): it
+                // The plan is made on belief, without a retrieve (see docs/src/kvscheduler.md): it
                 // does not know A1 yet.
             ]),
         ],
@@ -454,7 +454,7 @@ fn resync_with_multiple_descriptors() -> Scenario {
                     &format!("update {B2} DISCOVERED->CONFIGURED"),
                     &format!("create {B2_2} NONEXISTENT->PENDING derived noop"),
                 ],
-            ), // The plan is made on belief, without a retrieve (see the README).
+            ), // The plan is made on belief, without a retrieve (see docs/src/kvscheduler.md).
         ]),
     );
     Scenario {
