@@ -5,6 +5,7 @@ use super::agent_status::ReportRelay;
 use super::context::EngineContext;
 use super::key_state::KeyStates;
 use super::options::ControllerOptions;
+use super::own_writes::OwnWrites;
 use super::reactor::{Reactor, ReactorInfo};
 use super::rollout::Rollout;
 use super::secondary::Secondaries;
@@ -26,6 +27,8 @@ pub struct Attachment {
     pub watched: HashMap<String, Arc<Reflector>>,
     pub queue: WorkQueue<ObjectKey>,
     pub keys: KeyStates,
+    /// What its own commits wrote to the kinds it watches, whose events run nothing again.
+    pub own_writes: OwnWrites,
     /// Agents' reports on the items this reactor's objects published.
     pub relay: ReportRelay,
     pub options: ControllerOptions,
@@ -58,6 +61,7 @@ impl Attachment {
             reflectors,
             queue,
             keys: KeyStates::default(),
+            own_writes: OwnWrites::default(),
             relay,
             options,
             rollout: Rollout::default(),

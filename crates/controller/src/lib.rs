@@ -19,6 +19,7 @@ mod kinds;
 mod locks;
 mod options;
 mod outcome;
+mod own_writes;
 mod pending;
 mod queue;
 mod reactor;

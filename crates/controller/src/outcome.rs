@@ -189,7 +189,30 @@ pub async fn commit_writes(
     metrics::histogram!(reactor_core::metrics::RECONCILE_COMMIT_WRITES, "component" => run.info.name.clone())
         .record(writes.len() as f64);
     let targets = targets(&writes);
-    match run.context.store.commit(writes).await {
+    // The objects of the kinds it watches that it writes: their events run nothing again.
+    let watched: Vec<ObjectKey> = targets
+        .iter()
+        .filter(|t| run.watched.contains_key(t.kind()))
+        .cloned()
+        .collect();
+    run.own_writes.committing(watched.iter().cloned());
+    let committed = run.context.store.commit(writes).await;
+    match &committed {
+        Ok(written) => {
+            for (target, w) in targets.iter().zip(written) {
+                match (run.watched.get(target.kind()), &w.object, w.change) {
+                    (Some(reflector), Some(object), Some(_)) => {
+                        run.own_writes
+                            .committed(reflector, target.clone(), object.meta.revision);
+                    }
+                    (Some(_), _, _) => run.own_writes.unchanged([target.clone()]),
+                    _ => {}
+                }
+            }
+        }
+        Err(_) => run.own_writes.unchanged(watched),
+    }
+    match committed {
         Ok(written) => {
             // Later runs read caches only once they show these writes.
             let changed = targets.iter().zip(&written);

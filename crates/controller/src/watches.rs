@@ -45,13 +45,19 @@ pub async fn judge_all(run: &Attachment, reflector: &Reflector) {
 }
 
 async fn changed(run: &Attachment, event: &ReflectorEvent) {
+    // Checked first: a change of the reactor's own is forgotten even if it matters to nothing.
+    let own = run.own_writes.is_own(event);
     if !run.secondaries.relevant(event) {
         return;
     }
-    for key in run.secondaries.mapped(event) {
-        run.rerun(key);
+    // The indexes learn the change either way; only the reruns are skipped for its own.
+    let mapped = run.secondaries.mapped(event);
+    if !own {
+        for key in mapped {
+            run.rerun(key);
+        }
     }
-    settle_child(run, event, true).await;
+    settle_child(run, event, !own).await;
 }
 
 /// An owned child changed: its owner runs again (and restores it), or, with the owner gone,

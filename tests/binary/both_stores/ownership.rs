@@ -186,6 +186,53 @@ pub(crate) fn tenant_flow(reactor: &str) {
 }
 
 #[test]
+fn a_reconcile_does_not_run_again_for_the_children_it_wrote() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = tenant_host(&tmp.path().join("data"));
+    let runs = || {
+        reactor_testkit::metric(
+            &host.metrics(),
+            &format!("reactor_reconcile_total{{component=\"{REACTOR}\",result=\"success\"}}"),
+        )
+        .unwrap_or(0.0)
+    };
+    // Runs of `name` are done once it is ready; every run of the reactor is counted by then,
+    // a run its children's events caused included (they come before the next apply's).
+    let ready = |name: &str, runs_by_now: f64| {
+        eventually(&format!("{name} is ready"), 30, || {
+            let status = host.object("Tenant", name)?["status"].clone();
+            (status["ready"] == true).then_some(())
+        });
+        eventually(&format!("{runs_by_now} runs counted"), 30, || {
+            (runs() >= runs_by_now).then_some(())
+        });
+    };
+    apply(&host, &plan("gold", 2));
+    apply(&host, &tenant("acme", "gold", &["dev", "prod"]));
+    ready("acme", 1.0);
+    // A second Tenant: by its one run, a run of acme for the children acme's run created
+    // would have been counted.
+    apply(&host, &tenant("zeta", "gold", &["x"]));
+    ready("zeta", 2.0);
+    assert_eq!(
+        runs(),
+        2.0,
+        "one run per created Tenant, none for its own children"
+    );
+
+    // Another writer's change to a child still runs its owner, which restores it.
+    assert!(
+        host.cli(&["delete", "TenantNamespace", "acme-dev"])
+            .status
+            .success()
+    );
+    eventually("acme-dev is restored", 30, || {
+        child_names(&host).contains("acme-dev").then_some(())
+    });
+    assert!(runs() >= 3.0, "acme ran again for the delete");
+}
+
+#[test]
 fn an_owned_object_is_not_taken_and_host_kinds_are_not_written_by_clients() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let host = tenant_host(&tmp.path().join("data"));
