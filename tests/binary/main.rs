@@ -21,6 +21,7 @@ mod etcd_tls;
 mod languages;
 mod replicas;
 mod rollout;
+mod stop_signals;
 mod supply;
 mod wit_versions;
 
