@@ -1,51 +1,69 @@
 #!/usr/bin/env bash
-# The deployment of deploy/compose.yaml, run for real with podman: etcd, two `serve` replicas
-# and two agents as containers on a network of their own. It applies Policies, kills one
-# replica with SIGKILL, changes the Policies through the other, and checks that everything
+# deploy/compose.yaml run for real by podman-compose (the pinned version scripts/tools.sh
+# names): etcd, two `serve` replicas and two agents. It applies Policies, kills one replica
+# with SIGKILL, changes the Policies through the other, and checks that everything
 # converges: every Policy's status (ruleCount, agents), the files each agent's policy-rule
-# descriptor wrote, both agents connected. Everything it started is removed at the end, also
-# when a check fails or the script is interrupted.
+# descriptor wrote, both agents connected. Then `stop` sends SIGTERM to the agents and the
+# surviving replica, each PID 1 of its container: each must exit 0 (not be killed after the
+# grace period). Everything it started is removed at the end (`down --volumes`), also when a
+# check fails or the script is interrupted.
 #
-# usage: deploy/test-containers.sh       (builds the images first: deploy/build-image.sh)
+# usage: deploy/test-containers.sh       (builds the images first: deploy/build-image.sh;
+#                                         REACTOR_HOST_BIN=FILE puts that binary in the image)
 #
 # The replicas share one components folder (policy-rust.wasm only) and the agents one
 # descriptors folder (policy-rule-descriptor.wasm only), both mounted read-only from a
-# temporary folder. Agents reach the replicas through the network alias `reactor`, which
-# names every live replica; an agent whose replica dies reconnects to the other.
+# temporary folder (REACTOR_COMPONENTS, REACTOR_DESCRIPTORS); the replicas' published ports
+# are free ones picked at start (REACTOR_PORT_A, REACTOR_PORT_B). Agents reach the replicas
+# through the network alias `reactor`, which names every live replica; an agent whose replica
+# dies reconnects to the other.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 # shellcheck source=deploy/podman.sh
 . deploy/podman.sh
+# shellcheck source=scripts/tools.sh
+. scripts/tools.sh
 started=$SECONDS
 say() { printf 'test-containers: %s\n' "$*"; }
+[ -x "$PODMAN_COMPOSE" ] || {
+    say "podman-compose $PODMAN_COMPOSE_VERSION is missing: run scripts/setup-containers.sh" >&2
+    exit 1
+}
 
 deploy/build-image.sh >/dev/null
 say "images built ($((SECONDS - started))s)"
 build="${CARGO_TARGET_DIR:-$root/target}/deploy-components"
 scripts/build-components.sh "$build" policy-rust policy-rule-descriptor >/dev/null
 
-run="reactor-ct-$$"
-net="$run"
-work="$(mktemp -d "${TMPDIR:-/tmp}/$run.XXXXXX")"
-containers=()
+project="reactor-ct-$$"
+work="$(mktemp -d "${TMPDIR:-/tmp}/$project.XXXXXX")"
+# compose ARGS... : podman-compose on deploy/compose.yaml, as this run's project.
+compose() { "$PODMAN_COMPOSE" --no-ansi -p "$project" -f deploy/compose.yaml "$@"; }
+upped=false
 cleanup() {
     local code=$?
-    if [ ${#containers[@]} -gt 0 ]; then
-        pm rm --force --volumes --time 0 "${containers[@]}" >/dev/null 2>&1 || true
-    fi
-    pm network rm --force "$net" >/dev/null 2>&1 || true
+    if $upped; then compose down --volumes --timeout 0 >/dev/null 2>&1 || true; fi
     rm -rf "$work"
-    [ "$code" -eq 0 ] || say "FAILED after $((SECONDS - started))s; containers and network removed"
+    [ "$code" -eq 0 ] || say "FAILED after $((SECONDS - started))s; containers, network and volumes removed"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# container SERVICE : the id of this run's container of SERVICE.
+container() {
+    pm ps --all --quiet --filter "label=com.docker.compose.project=$project" \
+        --filter "label=com.docker.compose.service=$1"
+}
+services=(etcd replica-a replica-b agent-1 agent-2)
 fail() {
     say "FAIL: $*" >&2
-    for c in ${containers[@]+"${containers[@]}"}; do
-        echo "--- last lines of $c" >&2
-        pm logs --tail 10 "$c" >&2 2>&1 || true
+    for service in "${services[@]}"; do
+        local id
+        id="$(container "$service" 2>/dev/null)" || continue
+        [ -n "$id" ] || continue
+        echo "--- last lines of $service" >&2
+        pm logs --tail 10 "$id" >&2 2>&1 || true
     done
     exit 1
 }
@@ -64,50 +82,46 @@ await() {
     done
 }
 
-mkdir -p "$work/components" "$work/descriptors" "$work/edge-1" "$work/edge-2"
+mkdir -p "$work/components" "$work/descriptors"
 cp "$build/policy-rust.wasm" "$work/components/"
 cp "$build/policy-rule-descriptor.wasm" "$work/descriptors/"
 chmod -R a+rX "$work"
-chown 10001:10001 "$work/edge-1" "$work/edge-2" # the image's user `reactor`
-
-pm network create "$net" >/dev/null
-# start NAME ALIAS... -- PODMAN_RUN_ARGS... : starts container $run-NAME on the network.
-start() {
-    local name="$run-$1" args=()
-    shift
-    while [ "$1" != "--" ]; do args+=(--network-alias "$1"); shift; done
-    shift
-    containers+=("$name")
-    pm run --detach --name "$name" --network "$net" "${args[@]}" "$@" >/dev/null
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
-logs_say() { pm logs "$run-$1" 2>&1 | grep -q "$2"; }
+REACTOR_PORT_A="$(free_port)"
+REACTOR_PORT_B="$(free_port)"
+while [ "$REACTOR_PORT_B" = "$REACTOR_PORT_A" ]; do REACTOR_PORT_B="$(free_port)"; done
+export REACTOR_COMPONENTS="$work/components" REACTOR_DESCRIPTORS="$work/descriptors" \
+    REACTOR_PORT_A REACTOR_PORT_B
+# The agents' join tokens, empty until they are made (the file reads them at `up`).
+export EDGE_1_JOIN_TOKEN="" EDGE_2_JOIN_TOKEN=""
 
-start etcd etcd -- "$ETCD_IMAGE"
-await 30 "etcd" logs_say etcd "ready to serve client requests"
-
-# replica NAME : a `serve` replica on etcd; both answer to the alias `reactor`.
-replica() {
-    start "replica-$1" "replica-$1" reactor -- -v "$work/components:/components:ro" "$HOST_IMAGE" \
-        serve --listen 0.0.0.0:7800 --data /var/lib/reactor --components /components \
-        --store etcd://etcd:2379 --replica-id "$1" --lease-ttl 5s --tls-san reactor
-    await 60 "replica $1 to listen" logs_say "replica-$1" "reactor-host listening on https://"
+logs_say() { pm logs "$(container "$1")" 2>&1 | grep -q "$2"; }
+# volume SERVICE : the host folder of SERVICE's volume /var/lib/reactor.
+volume() {
+    pm inspect --format '{{range .Mounts}}{{if eq .Destination "/var/lib/reactor"}}{{.Source}}{{end}}{{end}}' \
+        "$(container "$1")"
 }
+
 # TLS: the first replica makes the cluster's CA and stores it in etcd, the second adopts it;
 # each issues its own server certificate, valid for its alias and for `reactor`.
-replica a
-replica b
+upped=true
+compose up -d replica-a >/dev/null || fail "compose up replica-a"
+await 60 "replica a to listen" logs_say replica-a "reactor-host listening on https://"
+compose up -d replica-b >/dev/null || fail "compose up replica-b"
+await 60 "replica b to listen" logs_say replica-b "reactor-host listening on https://"
 
 # cli REPLICA ARGS... : the CLI inside a replica's container, as the admin, with the client
 # file (a kubeconfig: https://127.0.0.1:7800, the CA, the admin token) that replica wrote.
 cli() {
     local replica="$1"
     shift
-    pm exec -i -e REACTOR_KUBECONFIG=/var/lib/reactor/kubeconfig "$run-replica-$replica" \
+    compose exec -T -e REACTOR_KUBECONFIG=/var/lib/reactor/kubeconfig "replica-$replica" \
         reactor-host "$@"
 }
 # Both replicas present the one CA that etcd holds.
-[ "$(pm exec "$run-replica-a" cat /var/lib/reactor/ca.crt)" = \
-    "$(pm exec "$run-replica-b" cat /var/lib/reactor/ca.crt)" ] ||
+[ "$(cat "$(volume replica-a)/ca.crt")" = "$(cat "$(volume replica-b)/ca.crt")" ] ||
     fail "the replicas serve certificates from different CAs"
 component_ready() {
     cli "$1" components --json | python3 -c 'import json, sys
@@ -117,24 +131,20 @@ sys.exit(0 if got == [("policy-rust", "ready")] else 1)'
 await 120 "policy-rust on replica a" component_ready a
 await 120 "policy-rust on replica b" component_ready b
 
-# agent ID LABEL... : an agent with the policy-rule descriptor, reaching a replica by `reactor`.
-# It is handed only a join token for its id and labels (made by the admin on replica a, taken
-# by replica b as well: tokens live in etcd), by environment; it exchanges the token for a
-# credential of its own, which it keeps in its data folder, and pins the CA the token names.
-agent() {
-    local id="$1" labels=() token
-    shift
-    for label in "$@"; do labels+=(--label "$label"); done
-    token="$(cli a token create --agent "$id" "${labels[@]}" --ttl 10m | tail -n 1)" ||
-        fail "token create for $id"
-    REACTOR_JOIN_TOKEN="$token" start "$id" "$id" -- -e REACTOR_JOIN_TOKEN \
-        -v "$work/descriptors:/descriptors:ro" -v "$work/$id:/var/lib/reactor" "$HOST_IMAGE" \
-        agent --id "$id" "${labels[@]}" --server https://reactor:7800 --data /var/lib/reactor \
-        --descriptors /descriptors --southbound /var/lib/reactor/southbound \
-        --listen 0.0.0.0:7801 --heartbeat 1s
+# The agents, each with the policy-rule descriptor, reaching a replica by `reactor`. Each is
+# handed only a join token for its id and labels (made by the admin on replica a, taken by
+# replica b as well: tokens live in etcd), by environment (EDGE_1_JOIN_TOKEN, read by the
+# compose file); it exchanges the token for a credential of its own, which it keeps in its
+# volume, and pins the CA the token names. $work/<id> is that volume's folder on this host.
+token() {
+    cli a token create --ttl 10m "$@" | tail -n 1
 }
-agent edge-1 role=edge
-agent edge-2 role=edge zone=b
+EDGE_1_JOIN_TOKEN="$(token --agent edge-1 --label role=edge)" || fail "token create for edge-1"
+EDGE_2_JOIN_TOKEN="$(token --agent edge-2 --label role=edge --label zone=b)" ||
+    fail "token create for edge-2"
+compose up -d agent-1 agent-2 >/dev/null || fail "compose up agent-1 agent-2"
+ln -s "$(volume agent-1)" "$work/edge-1"
+ln -s "$(volume agent-2)" "$work/edge-2"
 say "etcd, 2 replicas, 2 agents up ($((SECONDS - started))s)"
 # No agent container holds an admin credential: each joined and holds only its own, with
 # which the server refuses anything but the agent's part.
@@ -143,12 +153,12 @@ agent_refused() {
     token="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["token"])' \
         "$work/$1/credential.json")" || return 1
     # By environment, never on a command line.
-    out="$(REACTOR_TOKEN="$token" pm exec -e REACTOR_TOKEN "$run-replica-b" reactor-host \
+    out="$(REACTOR_TOKEN="$token" compose exec -T -e REACTOR_TOKEN replica-b reactor-host \
         --server https://127.0.0.1:7800 --ca /var/lib/reactor/ca.crt get Policy 2>&1)" && return 1
     [[ "$out" == *"agent $1 may only register"* ]] || { echo "$out" >&2; return 1; }
 }
 for id in edge-1 edge-2; do
-    ! pm inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$run-$id" |
+    ! pm inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$(container "agent-${id#edge-}")" |
         grep -q '^REACTOR_TOKEN=' || fail "agent $id was handed REACTOR_TOKEN"
     await 30 "agent $id to join" test -s "$work/$id/credential.json"
     agent_refused "$id" || fail "agent $id's credential was not refused an object list"
@@ -212,7 +222,7 @@ await 90 "the first Policies to converge" converged '{
     "edge-2": ["web-allow/http.json", "web-allow/https.json", "zone-b-deny/all.json"]}}'
 say "Policies applied and converged on both agents ($((SECONDS - started))s)"
 
-pm kill --signal KILL "$run-replica-a" >/dev/null
+pm kill --signal KILL "$(container replica-a)" >/dev/null
 say "replica a killed"
 # Through the survivor: a rule added, a Policy deleted, new Policies (spread over the shards,
 # so that some are on those replica a owned until its lease expires).
@@ -245,4 +255,13 @@ agents_connected() {
     cli b agents | awk 'NR > 1 && $2 == "yes" { n++ } END { exit !(n == 2) }'
 }
 await 30 "both agents connected to replica b" agents_connected
-say "ok: converged after replica a was killed; $((SECONDS - started))s in all"
+say "converged after replica a was killed ($((SECONDS - started))s)"
+
+# SIGTERM, as `podman stop` sends it to each container's PID 1: every one exits 0 within the
+# grace period, none is killed when it ends (exit code 137).
+compose stop --timeout 60 agent-1 agent-2 replica-b >/dev/null || fail "compose stop"
+for service in agent-1 agent-2 replica-b; do
+    code="$(pm inspect --format '{{.State.ExitCode}}' "$(container "$service")")"
+    [ "$code" = 0 ] || fail "$service exited with $code after SIGTERM"
+done
+say "ok: the agents and replica b stopped on SIGTERM with status 0; $((SECONDS - started))s in all"

@@ -19,7 +19,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     shift
 done
 [ "${1:-}" = "--" ] && shift
-scripts/setup.sh            # etcd-server (the store's peer), protoc, a font for the plots
+scripts/setup-bench.sh      # etcd-server (the store's peer), protoc, a font for the plots
 target="${CARGO_TARGET_DIR:-target}"
 out="$target/bench-components"
 scripts/build-components.sh --with-test-guests "$out" >/dev/null

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Tests the first run as a new user meets it: clones the repository (its committed HEAD) into
-# a temporary folder, runs ./run.sh there, waits for the demo's summary, checks the demo's
-# state through the CLI — Policy/web-allow's status.ruleCount and status.agents, the files on
-# the agent's southbound, no component failed on the server or the agent — then stops it
-# with SIGINT (as Ctrl-C) and checks that run.sh, the server and the agent all exit.
+# a temporary folder, runs ./run.sh there, waits for the demo's summary and checks its "what
+# happened" lines (edge-1 received the Policy, edge-2 joined and received it, the hot reload
+# and its rollout, the drift repaired), then the demo's state through the CLI —
+# Policy/web-allow's status.ruleCount and status.agents, the files on both agents'
+# southbounds, the new version of the reactor serving with its rollout done, no component
+# failed on the server or the agent — then stops it with SIGINT (as Ctrl-C) and checks that
+# run.sh, the server and the agents all exit.
 #
 # usage: scripts/test-first-run.sh
 # The long steps are shared with the checkout it runs from: CARGO_TARGET_DIR (default: this
@@ -66,10 +69,22 @@ done
 echo "test-first-run: the demo is up after $((SECONDS - started))s"
 grep -q "Policy/web-allow: reactor policy-rust, ruleCount 2" "$out" ||
     fail "the summary does not show Policy/web-allow's status"
+# happened PATTERN WHAT : the summary's "what happened" list has a line matching PATTERN.
+happened() {
+    sed -n '/^What happened:$/,/^$/p' "$out" | grep -Eq "^  [0-9]\. $1" ||
+        fail "the summary does not say $2"
+}
+happened "edge-1 received Policy/web-allow: its 2 rules" "edge-1 received the Policy"
+happened "edge-2 \(role=edge\) joined and received Policy/web-allow too: 2 rules" \
+    "edge-2 joined and received the Policy"
+happened "hot reload: policy-rust [0-9a-f]{12} -> [0-9a-f]{12} without a restart; its rollout reconciled 1/1 Policy" \
+    "the reactor was reloaded and rolled out"
+happened "drift repaired: demo/southbound/policy-rule/web-allow/http.json" "the drift was repaired"
+grep -q "^Try next" "$out" || fail "the summary has no \"Try next\" list"
 
 # The demo's state, seen through the CLI as a user would, with the client file serve wrote
 # (server address, CA, admin token), over TLS.
-bin="$CARGO_TARGET_DIR/debug/reactor-host"
+bin="$CARGO_TARGET_DIR/demo/reactor-host"
 unset REACTOR_TOKEN REACTOR_TOKEN_FILE REACTOR_SERVER REACTOR_CA
 export REACTOR_KUBECONFIG="$clone/demo/server/kubeconfig" \
     REACTOR_AGENT="https://127.0.0.1:$agent_port"
@@ -83,22 +98,32 @@ want = {"reactor": "policy-rust", "ruleCount": 2}
 got = {k: status.get(k) for k in want}
 assert got == want, f"status {got}, expected {want}"
 agents = status.get("agents") or {}
-assert agents.get("edge-1") == 2, f"status.agents {agents}, expected edge-1: 2"
+assert agents == {"edge-1": 2, "edge-2": 2}, f"status.agents {agents}, expected edge-1: 2, edge-2: 2"
 EOF
-files="$clone/demo/southbound/policy-rule/web-allow"
-for rule in http https; do
-    [ -f "$files/$rule.json" ] || fail "the agent has no $files/$rule.json"
-    python3 -c 'import json, sys
+for southbound in southbound southbound-2; do
+    files="$clone/demo/$southbound/policy-rule/web-allow"
+    for rule in http https; do
+        [ -f "$files/$rule.json" ] || fail "no $files/$rule.json"
+        python3 -c 'import json, sys
 rule = json.load(open(sys.argv[1]))
 assert rule == {"name": sys.argv[2], "action": "allow"}, rule' "$files/$rule.json" "$rule" ||
-        fail "$files/$rule.json is not the rule $rule"
+            fail "$files/$rule.json is not the rule $rule"
+    done
+    [ "$(find "$files" -type f | wc -l)" -eq 2 ] || fail "$files holds other files: $(ls "$files")"
 done
-[ "$(find "$files" -type f | wc -l)" -eq 2 ] || fail "$files holds other files: $(ls "$files")"
 components="$("$bin" components --json)" || fail "components failed"
-python3 - "$components" <<'EOF' || fail "the server's components are not policy-rust alone, ready"
+built="$(sha256sum "$clone/demo/build/policy-rust.wasm" | cut -d' ' -f1)"
+deployed="$(sha256sum "$clone/demo/components/policy-rust.wasm" | cut -d' ' -f1)"
+[ "$built" != "$deployed" ] || fail "demo/components holds the first build of policy-rust, not a new one"
+python3 - "$components" "$deployed" <<'EOF' || fail "the server's components are not policy-rust alone, ready, its new version rolled out"
 import json, sys
-got = [(c["name"], c["state"].lower(), c.get("error")) for c in json.loads(sys.argv[1])]
+listed = json.loads(sys.argv[1])
+got = [(c["name"], c["state"].lower(), c.get("error")) for c in listed]
 assert got == [("policy-rust", "ready", None)], got
+c = listed[0]
+assert c.get("sha256") == sys.argv[2], f"serving {c.get('sha256')}, the file is {sys.argv[2]}"
+rollout = c.get("rollout") or {}
+assert (rollout.get("phase"), rollout.get("rolled"), rollout.get("total")) == ("done", 1, 1), rollout
 EOF
 descriptors="$("$bin" scheduler descriptors --json)" || fail "scheduler descriptors failed"
 python3 - "$descriptors" <<'EOF' || fail "the agent's descriptors are not policy-rule alone, ready"
@@ -118,9 +143,9 @@ kill -0 "$run_pid" 2>/dev/null && fail "./run.sh still runs 15s after SIGINT"
 wait "$run_pid" && code=0 || code=$?
 [ "$code" -eq 0 ] || fail "./run.sh exited with $code after SIGINT"
 grep -q "demo stopped" "$out" || fail "./run.sh did not say the demo stopped"
-if pgrep -f -- "--listen 127.0.0.1:$server_port" >/dev/null ||
-    pgrep -f -- "--listen 127.0.0.1:$agent_port" >/dev/null; then
-    fail "the server or the agent still runs after ./run.sh stopped"
+# Everything run.sh started is in its process group.
+if left="$(pgrep -a -g "$run_pid")"; then
+    fail "processes still run after ./run.sh stopped: $left"
 fi
 run_pid=""
 echo "test-first-run: ok (demo checked and stopped, $((SECONDS - started))s in all)"

@@ -8,7 +8,7 @@
 # from its OpenAPI document and the document parser and wire types with cargo-fuzz.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup-tests.sh
 # Each step's output is also kept in a log; at the end the failed steps and the names of
 # their failing tests are printed again, so the last lines of a long run say what failed.
 logs="$(mktemp -d)"

@@ -1,5 +1,5 @@
-# Sourced by scripts/setup.sh and scripts/build-components.sh: where the Python and
-# JavaScript component tools live, and their pinned versions.
+# Sourced by the scripts/setup-*.sh, scripts/build-components.sh and deploy/: where the
+# tools installed outside Debian's packages live, and their pinned versions.
 COMPONENTIZE_PY_VERSION="0.25.1"
 REACTOR_TOOLS="${REACTOR_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/reactor-host/tools}"
 PY_VENV="$REACTOR_TOOLS/componentize-py-$COMPONENTIZE_PY_VERSION"
@@ -33,3 +33,9 @@ PROMTOOL="$REACTOR_TOOLS/promtool/promtool"
 # and `watch` features; scripts/test.sh builds the site with it.
 MDBOOK_VERSION="0.5.4"
 MDBOOK="$REACTOR_TOOLS/mdbook-$MDBOOK_VERSION/bin/mdbook"
+# Compose (deploy/compose.yaml, run by deploy/test-containers.sh): podman-compose from PyPI
+# in a venv of its own. Debian's 1.0.3 refuses the file (`missing networks: reactor`: it
+# flattens a service's network aliases map); 1.6 runs it.
+PODMAN_COMPOSE_VERSION="1.6.0"
+PODMAN_COMPOSE_VENV="$REACTOR_TOOLS/podman-compose-$PODMAN_COMPOSE_VERSION"
+PODMAN_COMPOSE="$PODMAN_COMPOSE_VENV/bin/podman-compose"

@@ -4,7 +4,7 @@
 use crate::binary::reactor_host_bin;
 use crate::components::install;
 use crate::eventually::eventually;
-use crate::host::Host;
+use crate::host::{Host, exited_within};
 use crate::output::stderr;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -124,6 +124,19 @@ impl Agent {
             child.kill().expect("SIGKILL");
             child.wait().expect("reaped");
         }
+    }
+
+    /// Sends `signal` (e.g. `-TERM`, `-INT`) and waits for the agent to exit; fails the test
+    /// if it still runs after a minute (a bound, not a measure). Answers how it exited;
+    /// [`Agent::restart`] starts it again.
+    pub fn stop_with(&mut self, signal: &str) -> std::process::ExitStatus {
+        self.signal(signal);
+        let mut child = self.child.take().expect("running");
+        exited_within(
+            &mut child,
+            &format!("agent {} after kill {signal}", self.id),
+            60,
+        )
     }
 
     /// Starts the agent again on the same folders.

@@ -181,6 +181,13 @@ impl Host {
         std::fs::read_to_string(self.data.with_extension("serve.log")).unwrap_or_default()
     }
 
+    /// Sends `signal` (e.g. `-TERM`, `-INT`) and waits for the server to exit; fails the test
+    /// if it still runs after a minute (a bound, not a measure). Answers how it exited.
+    pub fn stop_with(&mut self, signal: &str) -> std::process::ExitStatus {
+        self.signal(signal);
+        exited_within(&mut self.child, &format!("serve after kill {signal}"), 60)
+    }
+
     /// `kill -9`: no chance to flush or clean up.
     pub fn kill9(&mut self) {
         self.child.kill().expect("SIGKILL");
@@ -270,6 +277,13 @@ impl Host {
             .expect("a client of the server")
     }
 
+    /// Waits for `child` to exit; fails the test if it still runs after `seconds` seconds.
+    pub fn exited_within(child: &mut Child, what: &str, seconds: u64) -> std::process::ExitStatus {
+        eventually(&format!("{what} to exit"), seconds, || {
+            child.try_wait().expect("the process's status")
+        })
+    }
+
     /// A raw HTTP client trusting this server's CA (which also issued its agents' API
     /// certificates).
     pub fn http(&self) -> reqwest::Client {
@@ -339,6 +353,9 @@ impl Host {
 
 impl Drop for Host {
     fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(Some(_))) {
+            return; // exited already (stopped with a signal)
+        }
         // A stopped process must be continued to die promptly.
         let _ = Command::new("kill")
             .args(["-CONT", &self.child.id().to_string()])
@@ -359,6 +376,13 @@ fn client_command(url: &str, data: &Path, args: &[&str]) -> Command {
         .env_remove("REACTOR_KUBECONFIG")
         .env_remove("REACTOR_CA");
     command
+}
+
+/// Waits for `child` to exit; fails the test if it still runs after `seconds` seconds.
+pub fn exited_within(child: &mut Child, what: &str, seconds: u64) -> std::process::ExitStatus {
+    eventually(&format!("{what} to exit"), seconds, || {
+        child.try_wait().expect("the process's status")
+    })
 }
 
 /// A raw HTTP client trusting `ca_pem` (none: only plain HTTP works).

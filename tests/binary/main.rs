@@ -22,6 +22,7 @@ mod etcd_tls;
 mod languages;
 mod replicas;
 mod rollout;
+mod stop_signals;
 mod supply;
 mod wit_versions;
 

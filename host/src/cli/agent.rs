@@ -1,6 +1,7 @@
 //! `reactor-host agent`: runs an agent that receives its items from a server and applies them.
 
 use super::client_args::ClientArgs;
+use super::shutdown::Shutdown;
 use crate::agent::{AgentConfig, SchedulerConfig, run as run_agent};
 use crate::kvscheduler::RetryOptions;
 use anyhow::Context;
@@ -68,6 +69,8 @@ pub(super) fn parse_label(text: &str) -> Result<(String, String), String> {
 }
 
 pub async fn run(args: AgentArgs, global: &ClientArgs) -> anyhow::Result<()> {
+    // From the start: a stop signal during the join is acted on once the credential is kept.
+    let mut shutdown = Shutdown::listen()?;
     crate::object::validate_name(&args.id).with_context(|| format!("--id {}", args.id))?;
     global.refuse("agent", &["--agent", "--kubeconfig"])?;
     // Where the agent keeps what it holds, to resume after a restart.
@@ -157,8 +160,14 @@ pub async fn run(args: AgentArgs, global: &ClientArgs) -> anyhow::Result<()> {
         heartbeat: args.heartbeat,
         scheduler,
     };
+    // What the agent applied and reported is committed as it goes (its state file is this
+    // commit or the one before): on a stop signal the work in flight is abandoned, the
+    // connections closed, and the state file closed cleanly.
     tokio::select! {
         result = run_agent(config) => Ok(result?),
-        _ = tokio::signal::ctrl_c() => Ok(()),
+        signal = shutdown.requested() => {
+            tracing::info!(signal, "stopping");
+            Ok(())
+        }
     }
 }

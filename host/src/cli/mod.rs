@@ -27,6 +27,7 @@ mod logs;
 mod output;
 mod scheduler;
 mod serve;
+mod shutdown;
 mod store;
 mod table;
 mod test_cmd;

@@ -1,6 +1,7 @@
 //! `reactor-host serve`: the store, the API and (as they arrive) the controllers.
 
 use super::client_args::ClientArgs;
+use super::shutdown::Shutdown;
 use crate::api::server::ComponentsApi;
 use crate::api::{Server, ServerConfig, token};
 use crate::controller::{Admitter, ControllerOptions, Engine, EngineHost, ObjectLocks, Rollbacks};
@@ -242,6 +243,9 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
             "--ca",
         ],
     )?;
+    // From the start, also as a container's PID 1: a stop signal while the server starts is
+    // acted on once it serves (nothing half-written is left behind).
+    let mut shutdown = Shutdown::listen()?;
     args.data = global.data_or("./data");
     check_etcd_flags(&args, etcd_password().as_deref())?;
     let max_writes = callback_writes(&args)?;
@@ -373,8 +377,8 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     let serving = tokio::spawn(server.run(async {
         let _ = stop_rx.await;
     }));
-    shutdown_signal().await;
-    tracing::info!("shutting down");
+    let signal = shutdown.requested().await;
+    tracing::info!(signal, "shutting down");
     let _ = stop_tx.send(());
     sweeping.abort();
     if let Some(removing) = removing {
@@ -482,27 +486,6 @@ async fn cluster_ca(
         ca.write(&args.data)?;
         Ok(ca)
     }
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(term) => term,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
 }
 
 #[cfg(test)]
