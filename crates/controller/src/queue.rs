@@ -61,8 +61,9 @@ pub struct Delayed<K> {
 
 struct State<K> {
     ready: VecDeque<K>,
-    /// Keys waiting to be worked on (in `ready`, or to be re-queued when their run ends).
-    dirty: HashSet<K>,
+    /// Keys waiting to be worked on (in `ready`, or to be re-queued when their run ends), with
+    /// since when they wait.
+    dirty: HashMap<K, Instant>,
     processing: HashSet<K>,
     /// Keys due later, with the time they are due; the heap may hold stale entries.
     delayed: HashMap<K, Instant>,
@@ -107,7 +108,7 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
         Self {
             state: Mutex::new(State {
                 ready: VecDeque::new(),
-                dirty: HashSet::new(),
+                dirty: HashMap::new(),
                 processing: HashSet::new(),
                 delayed: HashMap::new(),
                 timers: BinaryHeap::new(),
@@ -160,12 +161,12 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
     /// meanwhile moves it to the front lane.
     pub fn add_slow(&self, key: K) {
         let mut state = self.lock();
-        if state.dirty.contains(&key) {
+        if state.dirty.contains_key(&key) {
             return;
         }
         // A run due later (a requeue) is replaced by this one.
         state.delayed.remove(&key);
-        state.dirty.insert(key.clone());
+        state.dirty.insert(key.clone(), Instant::now());
         if !state.processing.contains(&key) {
             state.slow_keys.insert(key.clone());
             state.slow.push_back(key);
@@ -191,7 +192,7 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
             return self.add(key);
         }
         let mut state = self.lock();
-        if state.dirty.contains(&key) {
+        if state.dirty.contains_key(&key) {
             return;
         }
         let due = Instant::now() + delay;
@@ -236,7 +237,7 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
     pub fn done(&self, key: &K) {
         let mut state = self.lock();
         state.processing.remove(key);
-        if state.dirty.contains(key) {
+        if state.dirty.contains_key(key) {
             state.ready.push_back(key.clone());
             self.record_depth(&state);
             drop(state);
@@ -332,7 +333,10 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
             },
         };
         state.tokens -= 1.0;
-        state.dirty.remove(&key);
+        if let Some(since) = state.dirty.remove(&key) {
+            metrics::histogram!(reactor_core::metrics::WORKQUEUE_QUEUE_DURATION, "queue" => self.options.name.clone())
+                .record(now.saturating_duration_since(since).as_secs_f64());
+        }
         state.processing.insert(key.clone());
         self.record_depth(&state);
         Next::Key(key)
@@ -385,9 +389,10 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
             self.wake.notify_one();
             return;
         }
-        if !state.dirty.insert(key.clone()) {
+        if state.dirty.contains_key(&key) {
             return;
         }
+        state.dirty.insert(key.clone(), Instant::now());
         if !state.processing.contains(&key) {
             state.ready.push_back(key);
             self.record_depth(state);

@@ -49,6 +49,8 @@ catalog! {
         "Keys ready in a work queue, by queue.";
     WORKQUEUE_SLOW_DEPTH = "reactor_workqueue_slow_depth", Gauge,
         "Keys of a work queue held back as slow, by queue.";
+    WORKQUEUE_QUEUE_DURATION = "reactor_workqueue_queue_duration_seconds", Histogram,
+        "How long a key waited in a work queue before a worker took it, by queue (controller-runtime's workqueue_queue_duration_seconds).";
     WORKQUEUE_RETRIES = "reactor_workqueue_retries_total", Counter,
         "Keys put back into a work queue after a backoff, by queue.";
     REFLECTOR_RELISTS = "reactor_reflector_relists_total", Counter,

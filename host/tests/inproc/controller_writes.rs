@@ -140,11 +140,17 @@ impl Store for Capped {
                 self.most
             )));
         }
-        let written = self.inner.commit(writes).await?;
-        if objects.iter().any(|key| key.kind() == ITEM_KIND) {
+        // Counted before the commit (and taken back if it fails): once a reader sees what
+        // the commit wrote, it is counted.
+        let items = objects.iter().any(|key| key.kind() == ITEM_KIND);
+        if items {
             self.item_commits.fetch_add(1, Ordering::SeqCst);
         }
-        Ok(written)
+        let written = self.inner.commit(writes).await;
+        if items && written.is_err() {
+            self.item_commits.fetch_sub(1, Ordering::SeqCst);
+        }
+        written
     }
     async fn watch(&self, kind: Option<&str>, from: Revision) -> Result<WatchStream, StoreError> {
         self.inner.watch(kind, from).await

@@ -237,6 +237,11 @@ fn retries_until_success_permanent_errors_stop_and_requeue_reruns() {
         series("reactor_workqueue_retries_total{queue=\"probe\"}") >= 3.0,
         "{metrics}"
     );
+    // Every key handed to a worker counted how long it waited, in controller-runtime's buckets.
+    assert!(
+        series("reactor_workqueue_queue_duration_seconds_count{queue=\"probe\"}") >= 3.0,
+        "{metrics}"
+    );
     // The page is what Prometheus' own linter accepts: help text for every family, names
     // by its conventions, histograms with buckets, requests counted by route pattern.
     assert_eq!(reactor_testkit::promtool_check(&metrics), "", "{metrics}");
