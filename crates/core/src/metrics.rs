@@ -63,6 +63,8 @@ catalog! {
         "Components loaded from the compile cache, by component.";
     COMPONENT_TRAPS = "reactor_component_traps_total", Counter,
         "Guest calls that trapped, ran past their deadline or hit the memory cap, by component.";
+    COMPONENT_DENIED_CALLS = "reactor_component_denied_calls_total", Counter,
+        "Host-import calls refused because the component's declared permissions do not allow them, by component and import.";
     GUEST_LOG_DROPPED = "reactor_guest_log_dropped_total", Counter,
         "Guest log lines dropped over the rate limit, by component.";
     STORE_REVISION = "reactor_store_revision", Gauge,

@@ -6,6 +6,7 @@
 use super::bindings::{DESCRIPTOR_EXPORT, OLDER_EXPORTS, REACTOR_EXPORT, compatible};
 use super::cache::{Cache, Lookup};
 use super::described::Described;
+use super::enforce::Enforced;
 use super::engine;
 use super::error::{CallError, RuntimeError};
 use super::host::ControllerHost;
@@ -15,6 +16,7 @@ use super::registry::{Serving, Slot, Source};
 use super::settings::{Access, DirGrant, Effective};
 use super::state::{HostState, InstanceSpec};
 use super::world::World;
+use reactor_core::component::Permissions;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -82,14 +84,17 @@ impl Compiler {
         }
     }
 
-    /// Makes `bytes` (read from `path`, hashed to `sha256`) a version of `slot` that can
-    /// serve with `effective` settings: compiled, of the slot's world, linked and described.
+    /// Makes `bytes` (read from `path`, hashed to `sha256`, declaring `declared`) a version
+    /// of `slot` that can serve with `effective` settings: compiled, of the slot's world,
+    /// linked and described, its declared permissions in force from `describe` on.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn prepare(
         self: &Arc<Self>,
         slot: &Slot,
         path: &Path,
         bytes: Vec<u8>,
         sha256: String,
+        declared: Option<Permissions>,
         effective: Effective,
     ) -> Result<Serving, RuntimeError> {
         let (component, source) = self.compile(path.to_owned(), bytes, sha256.clone()).await?;
@@ -115,6 +120,12 @@ impl Compiler {
             implicit_dirs: Vec::new(),
             host: self.host.clone(),
             frozen_clock: self.frozen_clock,
+            permissions: declared.clone().map(|declared| {
+                Arc::new(Enforced {
+                    declared,
+                    own: Default::default(),
+                })
+            }),
         };
         let mut loaded = Loaded::new(
             slot.world,
@@ -145,6 +156,26 @@ impl Compiler {
                 kind: kind.to_owned(),
             });
         }
+        if let Some(declared) = &declared {
+            withheld_grants(&slot.name, declared, &effective_dirs(&loaded));
+            if let Described::Controller(info) = &described {
+                if let Some(watch) = info
+                    .watches
+                    .iter()
+                    .find(|w| !declared.watches.contains(w.kind()))
+                {
+                    return Err(RuntimeError::UndeclaredWatch {
+                        name: slot.name.clone(),
+                        kind: watch.kind().to_owned(),
+                    });
+                }
+                loaded.spec.permissions = Some(Arc::new(Enforced {
+                    declared: declared.clone(),
+                    own: info.kinds.iter().cloned().collect(),
+                }));
+                loaded.drain_warm();
+            }
+        }
         if let (Described::Descriptor(info), Some(southbound)) = (&described, &self.southbound) {
             loaded.spec.implicit_dirs = vec![southbound_grant(&slot.name, southbound, &info.name)?];
             loaded.drain_warm();
@@ -153,6 +184,7 @@ impl Compiler {
             loaded,
             described,
             source,
+            declared,
         })
     }
 
@@ -236,6 +268,20 @@ impl Compiler {
             });
         }
         Ok(())
+    }
+}
+
+/// The guest folders the config grants a version.
+fn effective_dirs(loaded: &Loaded) -> Vec<String> {
+    let dirs = &loaded.spec.effective.grants.dirs;
+    dirs.iter().map(|grant| grant.guest.clone()).collect()
+}
+
+/// Logs the configured folders a declared component does not get, because it did not
+/// declare them.
+fn withheld_grants(name: &str, declared: &Permissions, granted: &[String]) {
+    for guest in granted.iter().filter(|g| !declared.wasi.contains(*g)) {
+        tracing::warn!(component = %name, folder = %guest, "config grant withheld: the component's declaration does not list it in wasi");
     }
 }
 

@@ -75,6 +75,7 @@
 //!   `component` field.
 
 mod admission;
+mod approval;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod bindings;
@@ -83,7 +84,9 @@ mod compiler;
 mod component_event;
 mod config;
 mod convert;
+pub mod declaration;
 mod described;
+mod enforce;
 mod engine;
 mod error;
 mod files;

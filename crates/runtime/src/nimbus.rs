@@ -3,11 +3,14 @@
 
 use super::bindings::ItemStatus;
 use super::bindings::reactor::host::nimbus::{Host, NimbusError, Target};
+use super::enforce::Ask;
 use super::host::InCallback;
 use super::state::HostState;
 
 impl HostState {
-    fn publisher(&self, what: &str) -> Result<InCallback<'_>, NimbusError> {
+    fn publisher(&self, what: &'static str) -> Result<InCallback<'_>, NimbusError> {
+        self.permit(what, Ask::Publish)
+            .map_err(NimbusError::Denied)?;
         self.caller.in_callback().ok_or_else(|| {
             NimbusError::Denied(format!("{what} is allowed only in a callback on an object"))
         })
@@ -16,24 +19,24 @@ impl HostState {
 
 impl Host for HostState {
     async fn publish(&mut self, key: String, value: String, to: Target) -> Result<(), NimbusError> {
-        let caller = self.publisher("publish")?;
+        let caller = self.publisher("nimbus.publish")?;
         let value = serde_json::from_str(&value)
             .map_err(|e| NimbusError::Invalid(format!("value of {key} is not JSON: {e}")))?;
         self.host.publish(caller, &key, value, to).await
     }
 
     async fn unpublish(&mut self, key: String) -> Result<(), NimbusError> {
-        let caller = self.publisher("unpublish")?;
+        let caller = self.publisher("nimbus.unpublish")?;
         self.host.unpublish(caller, &key).await
     }
 
     async fn published(&mut self, prefix: String) -> Result<Vec<String>, NimbusError> {
-        let caller = self.publisher("published")?;
+        let caller = self.publisher("nimbus.published")?;
         self.host.published(caller, &prefix).await
     }
 
     async fn statuses(&mut self, prefix: String) -> Result<Vec<ItemStatus>, NimbusError> {
-        let caller = self.publisher("statuses")?;
+        let caller = self.publisher("nimbus.statuses")?;
         self.host.statuses(caller, &prefix, None).await
     }
 
@@ -42,7 +45,7 @@ impl Host for HostState {
         prefix: String,
         agent: String,
     ) -> Result<Vec<ItemStatus>, NimbusError> {
-        let caller = self.publisher("agent-statuses")?;
+        let caller = self.publisher("nimbus.agent-statuses")?;
         self.host.statuses(caller, &prefix, Some(&agent)).await
     }
 }

@@ -61,6 +61,19 @@ fn rollout(c: &ComponentInfo) -> String {
         .map_or_else(|| "-".to_owned(), |r| r.cell())
 }
 
+/// The state cell: `waiting VERSION adds ...` for a version held for approval, else the
+/// state.
+fn state(c: &ComponentInfo) -> String {
+    match &c.waiting {
+        Some(waiting) => format!(
+            "waiting {} adds {}",
+            crate::runtime::version_of(&waiting.sha256),
+            waiting.added.join(", ")
+        ),
+        None => format!("{:?}", c.state).to_lowercase(),
+    }
+}
+
 /// Components as a table: `components`, and an agent's `scheduler descriptors`.
 pub fn table(components: &[ComponentInfo]) -> String {
     let header = [
@@ -70,6 +83,7 @@ pub fn table(components: &[ComponentInfo]) -> String {
         "SERVING",
         "SHA256",
         "ROLLOUT",
+        "PERMISSIONS",
         "CALLS",
         "TRAPS",
         "FILE",
@@ -79,13 +93,14 @@ pub fn table(components: &[ComponentInfo]) -> String {
         vec![
             c.name.clone(),
             c.world.to_string(),
-            format!("{:?}", c.state).to_lowercase(),
+            state(c),
             if c.serving { "yes" } else { "no" }.to_owned(),
             c.sha256
                 .as_deref()
                 .map(|h| h.chars().take(12).collect())
                 .unwrap_or_else(|| "-".into()),
             rollout(c),
+            reactor_core::component::permissions::summary(c.permissions.as_ref()),
             c.calls.to_string(),
             c.traps.to_string(),
             c.file.display().to_string(),
