@@ -18,6 +18,7 @@ use super::state::{HostState, InstanceSpec};
 use super::world::World;
 use reactor_core::component::Permissions;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,6 +47,9 @@ pub(crate) struct Compiler {
     /// See [`super::RuntimeConfig::frozen_clock`], as a time since the Unix epoch.
     pub(crate) frozen_clock: Option<std::time::Duration>,
     stats: Stats,
+    /// The versions this runtime compiled or took from the cache: the ones whose entries it
+    /// evicts once no component uses them (see [`Compiler::evict`]).
+    seen: parking_lot::Mutex<BTreeSet<String>>,
 }
 
 #[derive(Default)]
@@ -72,6 +76,7 @@ impl Compiler {
             southbound,
             frozen_clock: None,
             stats: Stats::default(),
+            seen: Default::default(),
         })
     }
 
@@ -97,6 +102,8 @@ impl Compiler {
         declared: Option<Permissions>,
         effective: Effective,
     ) -> Result<Serving, RuntimeError> {
+        // Shown as `compiling VERSION` until this returns, whatever it returns.
+        let _compiling = Compiling::start(slot, &sha256);
         let (component, source) = self.compile(path.to_owned(), bytes, sha256.clone()).await?;
         let counter = match source {
             Source::Compiled => reactor_core::metrics::COMPONENT_COMPILES,
@@ -198,6 +205,7 @@ impl Compiler {
         let this = self.clone();
         let task_path = path.clone();
         tokio::task::spawn_blocking(move || {
+            this.seen.lock().insert(sha256.clone());
             match this.cache.load(&this.engine, &sha256) {
                 Lookup::Hit(component) => {
                     this.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
@@ -223,6 +231,19 @@ impl Compiler {
             path,
             message: format!("compiler task failed: {e}"),
         })?
+    }
+
+    /// Evicts from the compile cache the versions this runtime loaded that are not in
+    /// `keep` (in use, or rolled back), and the entries of other engines. Entries of versions
+    /// it never loaded (another component's, not loaded yet after a restart) stay.
+    pub(crate) fn evict(&self, keep: &BTreeSet<String>) {
+        let retired: BTreeSet<String> = {
+            let mut seen = self.seen.lock();
+            let retired = seen.difference(keep).cloned().collect();
+            seen.retain(|sha| keep.contains(sha));
+            retired
+        };
+        self.cache.evict(&retired);
     }
 
     fn check_world(
@@ -268,6 +289,22 @@ impl Compiler {
             });
         }
         Ok(())
+    }
+}
+
+/// A slot's version being made ready to serve, shown by the components view until dropped.
+struct Compiling<'a>(&'a Slot);
+
+impl<'a> Compiling<'a> {
+    fn start(slot: &'a Slot, sha256: &str) -> Self {
+        *slot.compiling.lock() = Some(sha256.to_owned());
+        Compiling(slot)
+    }
+}
+
+impl Drop for Compiling<'_> {
+    fn drop(&mut self) {
+        *self.0.compiling.lock() = None;
     }
 }
 

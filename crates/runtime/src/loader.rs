@@ -384,6 +384,11 @@ impl Loader {
         if let Some(versions) = &self.versions {
             versions.prune(|| self.slots.in_use());
         }
+        // The compile cache keeps the versions in use and the ones rolled back (a cleared
+        // rollback loads it again at once).
+        let mut keep = self.slots.in_use();
+        keep.extend(self.slots.rejections().into_values().map(|r| r.sha256));
+        self.compiler.evict(&keep);
     }
 
     /// Stops serving `name`: calls in flight finish on the version they hold.

@@ -186,6 +186,7 @@ impl Ignored {
                 declared: false,
                 permissions: None,
                 waiting: None,
+                compiling: None,
             })
             .collect()
     }
@@ -207,6 +208,8 @@ pub(crate) struct Slot {
     pub(crate) source_error: Mutex<Option<String>>,
     /// A new version held until an admin approves its wider declaration.
     pub(crate) waiting: Mutex<Option<Waiting>>,
+    /// The sha256 of the version being compiled, linked and described now.
+    pub(crate) compiling: Mutex<Option<String>>,
     pub(crate) counters: Arc<Counters>,
     /// Serializes loads of this component.
     pub(crate) loading: tokio::sync::Mutex<()>,
@@ -235,6 +238,7 @@ impl Slot {
             error: Mutex::new(None),
             source_error: Mutex::new(None),
             waiting: Mutex::new(None),
+            compiling: Mutex::new(None),
             counters: Arc::new(Counters::default()),
             loading: tokio::sync::Mutex::new(()),
         }
@@ -281,6 +285,7 @@ impl Slot {
             declared: current.as_ref().is_some_and(|s| s.declared.is_some()),
             permissions: current.as_ref().and_then(|s| s.declared.clone()),
             waiting: self.waiting.lock().clone(),
+            compiling: self.compiling.lock().clone(),
         }
     }
 }

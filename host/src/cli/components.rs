@@ -61,9 +61,12 @@ fn rollout(c: &ComponentInfo) -> String {
         .map_or_else(|| "-".to_owned(), |r| r.cell())
 }
 
-/// The state cell: `waiting VERSION adds ...` for a version held for approval, else the
-/// state.
+/// The state cell: `compiling VERSION` while a new version compiles, `waiting VERSION adds
+/// ...` for a version held for approval, else the state.
 fn state(c: &ComponentInfo) -> String {
+    if let Some(sha256) = &c.compiling {
+        return format!("compiling {}", crate::runtime::version_of(sha256));
+    }
     match &c.waiting {
         Some(waiting) => format!(
             "waiting {} adds {}",

@@ -51,6 +51,9 @@ fn text(c: &ComponentInfo) -> anyhow::Result<String> {
     )?;
     writeln!(out, "Loaded:       {}", or_none(c.loaded_at.clone()))?;
     writeln!(out, "File:         {}", c.file.display())?;
+    if let Some(sha256) = &c.compiling {
+        writeln!(out, "Compiling:    {}", version_of(sha256))?;
+    }
     if let Some(Described::Controller(info)) = &c.described {
         writeln!(out, "Reconciles:   {}", info.kinds.join(", "))?;
         let watches: Vec<&str> = info.watches.iter().map(|w| w.kind()).collect();

@@ -66,4 +66,8 @@ pub struct ComponentInfo {
     /// admin runs `reactor-host component approve NAME`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting: Option<Waiting>,
+    /// sha256 of a new version being compiled (and then linked and described) now; the
+    /// version serving, if any, serves meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiling: Option<String>,
 }
