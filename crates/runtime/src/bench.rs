@@ -197,6 +197,7 @@ async fn instantiate_samples(
         host: Arc::new(Detached),
         frozen_clock: None,
         permissions: None,
+        version: "bench".into(),
     };
     let mut times = Vec::with_capacity(samples);
     for _ in 0..samples + 1 {

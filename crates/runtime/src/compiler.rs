@@ -127,6 +127,7 @@ impl Compiler {
             implicit_dirs: Vec::new(),
             host: self.host.clone(),
             frozen_clock: self.frozen_clock,
+            version: super::rollout_info::version_of(&sha256).into(),
             permissions: declared.clone().map(|declared| {
                 Arc::new(Enforced {
                     declared,

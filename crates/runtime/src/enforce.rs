@@ -39,7 +39,9 @@ impl Enforced {
 impl HostState {
     /// `Ok` if the version's declaration (if any) allows `ask` through `import`; else the
     /// `denied` message, the refusal counted in `reactor_component_denied_calls_total`.
-    pub(crate) fn permit(&self, import: &'static str, ask: Ask<'_>) -> Result<(), String> {
+    /// Every `store` and `nimbus` call passes here: it is counted in the call's usage.
+    pub(crate) fn permit(&mut self, import: &'static str, ask: Ask<'_>) -> Result<(), String> {
+        self.usage.host_calls += 1;
         let Some(enforced) = &self.permissions else {
             return Ok(());
         };

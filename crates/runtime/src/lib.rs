@@ -111,6 +111,7 @@ mod stdio;
 mod store;
 mod supply_settings;
 mod types;
+mod usage;
 mod versions;
 pub mod watch;
 mod world;

@@ -187,6 +187,7 @@ impl Ignored {
                 permissions: None,
                 waiting: None,
                 compiling: None,
+                usage: None,
             })
             .collect()
     }
@@ -286,6 +287,7 @@ impl Slot {
             permissions: current.as_ref().and_then(|s| s.declared.clone()),
             waiting: self.waiting.lock().clone(),
             compiling: self.compiling.lock().clone(),
+            usage: current.as_ref().map(|s| s.loaded.totals.snapshot()),
         }
     }
 }

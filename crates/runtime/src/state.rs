@@ -7,6 +7,7 @@ use super::host::{Caller, ControllerHost};
 use super::limits::Limiter;
 use super::settings::{Access, DirGrant, Effective};
 use super::stdio::{Stream, TracingOutput};
+use super::usage::CallUsage;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
@@ -29,6 +30,8 @@ pub(crate) struct InstanceSpec {
     pub(crate) frozen_clock: Option<Duration>,
     /// The version's declared permissions; `None`: undeclared, every power of a reactor.
     pub(crate) permissions: Option<Arc<Enforced>>,
+    /// The version as the metrics label it (`version_of` its sha256).
+    pub(crate) version: Arc<str>,
 }
 
 /// A wall clock that always reads one time (`reactor-host test`: the same statuses on
@@ -55,6 +58,8 @@ pub(crate) struct HostState {
     pub(crate) limiter: Limiter,
     /// See [`InstanceSpec::permissions`].
     pub(crate) permissions: Option<Arc<Enforced>>,
+    /// What the running call did (host-import calls, bytes written).
+    pub(crate) usage: CallUsage,
     /// When the running call must stop; `None` between calls.
     pub(crate) deadline: Option<Instant>,
     wasi: WasiCtx,
@@ -126,6 +131,7 @@ pub(crate) fn new_store(
         host: spec.host.clone(),
         limiter: Limiter::new(spec.effective.limits.memory_bytes),
         permissions: spec.permissions.clone(),
+        usage: CallUsage::default(),
         deadline: None,
         wasi: wasi.build(),
         table: ResourceTable::new(),

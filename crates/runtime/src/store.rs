@@ -40,6 +40,8 @@ impl Host for HostState {
     async fn apply(&mut self, obj: Object) -> Result<Object, StoreError> {
         self.permit("store.apply", Ask::Write(&obj.kind))
             .map_err(StoreError::Denied)?;
+        let size = obj.spec.len() + obj.status.as_ref().map_or(0, String::len);
+        self.usage.written_bytes += size as u64;
         let caller = self.writer("apply")?;
         let object = from_guest(obj).map_err(StoreError::Invalid)?;
         let applied = self.host.apply(caller, object).await?;
@@ -54,6 +56,8 @@ impl Host for HostState {
     }
 
     async fn set_status(&mut self, status: String) -> Result<(), StoreError> {
+        self.usage.host_calls += 1;
+        self.usage.written_bytes += status.len() as u64;
         let caller = self.writer("set-status")?;
         let status = serde_json::from_str(&status)
             .map_err(|e| StoreError::Invalid(format!("status is not JSON: {e}")))?;

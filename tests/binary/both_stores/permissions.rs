@@ -153,7 +153,56 @@ fn a_reactor_does_only_what_it_declares_and_a_wider_version_waits_for_an_admin()
         metrics.contains("# HELP reactor_component_denied_calls_total "),
         "{metrics}"
     );
+
+    // Each version's accounting (issue 37, part 6), in the metrics and `components -o wide`.
+    let version = format!("version=\"{}\"", &v1_sha[..12]);
+    let sample = |family: &str| -> f64 {
+        metrics
+            .lines()
+            .filter(|l| l.starts_with(&format!("{family}{{")))
+            .filter(|l| l.contains(&format!("component=\"{NAME}\"")) && l.contains(&version))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    assert!(sample("reactor_component_calls_total") >= 4.0, "{metrics}");
+    assert!(
+        sample("reactor_component_host_calls_total") >= 6.0,
+        "{metrics}"
+    );
+    assert!(
+        sample("reactor_component_written_bytes_total") > 0.0,
+        "{metrics}"
+    );
+    assert!(
+        sample("reactor_component_memory_peak_bytes") >= 65536.0,
+        "{metrics}"
+    );
+    assert!(sample("reactor_component_cpu_seconds") > 0.0, "{metrics}");
+    for family in [
+        "calls_total",
+        "host_calls_total",
+        "cpu_seconds",
+        "memory_peak_bytes",
+        "written_bytes_total",
+    ] {
+        assert!(
+            metrics.contains(&format!("# HELP reactor_component_{family} ")),
+            "{family}"
+        );
+    }
     assert_eq!(promtool_check(&metrics), "");
+    let wide = stdout(&host.cli(&["components", "-o", "wide"]));
+    assert!(
+        wide.lines()
+            .next()
+            .is_some_and(|h| h.contains("PEAK MEMORY") && h.contains("HOST CALLS")),
+        "{wide}"
+    );
+    let usage = info(&host)["usage"].clone();
+    assert!(
+        usage["calls"].as_u64() >= Some(4) && usage["writtenBytes"].as_u64() > Some(0),
+        "{usage}"
+    );
 
     // A wider version waits; v1 goes on serving; `components` and `describe` say what it adds.
     let v2 = annotated(

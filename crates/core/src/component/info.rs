@@ -3,6 +3,7 @@
 use super::described::Described;
 use super::permissions::{Permissions, Waiting};
 use super::rollout_info::RolloutInfo;
+use super::usage::Usage;
 use super::world::World;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -70,4 +71,7 @@ pub struct ComponentInfo {
     /// version serving, if any, serves meanwhile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compiling: Option<String>,
+    /// What the serving version has cost since it loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
