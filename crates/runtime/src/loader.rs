@@ -213,7 +213,27 @@ impl Loader {
             });
         }
         let bytes = self.admit(&slot.name, path, bytes).await?;
-        let declared = declared(path, &bytes)?;
+        let declared = match declaration::read(&bytes) {
+            Ok(declared) => declared,
+            // Not a component wasmparser can read: the compiler says why, as for any file.
+            Err(e @ declaration::DeclarationError::Parse(_)) => {
+                let effective = effective.clone();
+                let sha256 = sha256.clone();
+                self.compiler
+                    .prepare(slot, path, bytes, sha256, None, effective)
+                    .await?;
+                return Err(RuntimeError::Declaration {
+                    path: path.to_owned(),
+                    message: e.to_string(),
+                });
+            }
+            Err(e) => {
+                return Err(RuntimeError::Declaration {
+                    path: path.to_owned(),
+                    message: e.to_string(),
+                });
+            }
+        };
         let added = self.added(slot, &sha256, declared.as_ref());
         if !added.is_empty() {
             let version = version_of(&sha256);
