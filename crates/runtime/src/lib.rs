@@ -101,6 +101,7 @@ mod log;
 mod log_limit;
 pub mod log_ring;
 mod nimbus;
+mod permit;
 mod registry;
 mod rollout;
 mod rollout_info;

@@ -79,7 +79,7 @@ fn declaration(args: &AnnotateArgs) -> anyhow::Result<Permissions> {
 
 pub fn run(args: AnnotateArgs) -> anyhow::Result<()> {
     let permissions = declaration(&args)?;
-    let bytes = super::component::read_component(&args.file)?;
+    let bytes = super::component_file::read(&args.file)?;
     let annotated = declaration::annotate(&bytes, &permissions)
         .with_context(|| format!("{}", args.file.display()))?;
     let out = args.out.as_deref().unwrap_or(&args.file);

@@ -94,7 +94,7 @@ pub async fn run(args: ComponentArgs, global: &ClientArgs) -> anyhow::Result<()>
         }
         ComponentCommand::Push(args) => push(args).await,
         ComponentCommand::Sign(args) => {
-            let bytes = read_component(&args.file)?;
+            let bytes = super::component_file::read(&args.file)?;
             let file_name = args
                 .file
                 .file_name()
@@ -127,31 +127,6 @@ pub async fn run(args: ComponentArgs, global: &ClientArgs) -> anyhow::Result<()>
     }
 }
 
-/// A component file's bytes: at most the runtime's limit, and a component, not a core module.
-pub(crate) fn read_component(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
-    let size = std::fs::metadata(path)
-        .with_context(|| format!("read {}", path.display()))?
-        .len();
-    if size > crate::runtime::MAX_COMPONENT_BYTES {
-        anyhow::bail!(
-            "{} is {size} bytes, more than the {} a component may have",
-            path.display(),
-            crate::runtime::MAX_COMPONENT_BYTES
-        );
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
-    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
-        anyhow::bail!("{} is not WebAssembly", path.display());
-    }
-    if bytes[4..8] == [1, 0, 0, 0] {
-        anyhow::bail!(
-            "{} is a core wasm module, not a component (build it for wasm32-wasip2)",
-            path.display()
-        );
-    }
-    Ok(bytes)
-}
-
 async fn push(args: PushArgs) -> anyhow::Result<()> {
     let reference = ComponentRef::parse(&args.reference)?;
     if matches!(reference.version, Version::Digest(_)) {
@@ -159,7 +134,7 @@ async fn push(args: PushArgs) -> anyhow::Result<()> {
             "push to a tag (oci://HOST/REPO:TAG): the digest is the registry's to compute"
         );
     }
-    let bytes = read_component(&args.file)?;
+    let bytes = super::component_file::read(&args.file)?;
     let signature = match std::fs::read(signature_path(&args.file)) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

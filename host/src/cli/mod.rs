@@ -10,6 +10,7 @@ mod audit;
 mod client_args;
 mod completions;
 mod component;
+mod component_file;
 mod components;
 mod delete;
 mod describe;
