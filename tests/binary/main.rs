@@ -16,6 +16,7 @@ mod cli_global_flags;
 mod cli_kinds;
 mod cli_lifecycle;
 mod cli_scheduler;
+mod compile_cache;
 mod components_folder;
 mod docs;
 mod etcd_tls;

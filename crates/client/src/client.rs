@@ -274,6 +274,25 @@ impl Client {
             .await
     }
 
+    /// One component the server runs.
+    pub async fn component(
+        &self,
+        name: &str,
+    ) -> Result<reactor_core::component::ComponentInfo, ClientError> {
+        let path = format!("/v1/components/{name}");
+        self.json(self.request(reqwest::Method::GET, &path)).await
+    }
+
+    /// Approves the version of component `name` waiting for its wider declaration; answers
+    /// the component as it is then.
+    pub async fn approve(
+        &self,
+        name: &str,
+    ) -> Result<reactor_core::component::ComponentInfo, ClientError> {
+        let path = format!("/v1/components/{name}/approve");
+        self.json(self.request(reqwest::Method::POST, &path)).await
+    }
+
     /// Clears the rollback of component `name`: the version rolled back may serve again.
     pub async fn clear_rollback(&self, name: &str) -> Result<bool, ClientError> {
         let path = format!("/v1/components/{name}/rollback");

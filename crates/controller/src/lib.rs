@@ -5,6 +5,7 @@
 mod admission;
 mod agent_status;
 mod agents_gone;
+mod approvals;
 mod attachment;
 mod collector;
 mod context;
@@ -38,6 +39,7 @@ mod watches;
 mod worker;
 
 pub use admission::{Admission, AdmissionError, Admitter};
+pub use approvals::{APPROVAL_KIND, ApprovalError, Approvals, record_approval};
 pub use context::EngineContext;
 pub use engine::Engine;
 pub use events::{Event, EventType, Events};

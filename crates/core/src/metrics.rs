@@ -65,6 +65,18 @@ catalog! {
         "Components loaded from the compile cache, by component.";
     COMPONENT_TRAPS = "reactor_component_traps_total", Counter,
         "Guest calls that trapped, ran past their deadline or hit the memory cap, by component.";
+    COMPONENT_CALLS = "reactor_component_calls_total", Counter,
+        "Calls into a component, by component and version.";
+    COMPONENT_HOST_CALLS = "reactor_component_host_calls_total", Counter,
+        "Calls a component made to the store and nimbus imports, by component and version.";
+    COMPONENT_CPU = "reactor_component_cpu_seconds", Gauge,
+        "Total time a component's calls ran on the host's threads since the version loaded (waits not counted), by component and version.";
+    COMPONENT_MEMORY_PEAK = "reactor_component_memory_peak_bytes", Gauge,
+        "The largest linear memory an instance of a component grew to, by component and version.";
+    COMPONENT_WRITTEN = "reactor_component_written_bytes_total", Counter,
+        "Bytes a component wrote (objects applied, statuses set, items published), by component and version.";
+    COMPONENT_DENIED_CALLS = "reactor_component_denied_calls_total", Counter,
+        "Host-import calls refused because the component's declared permissions do not allow them, by component and import.";
     GUEST_LOG_DROPPED = "reactor_guest_log_dropped_total", Counter,
         "Guest log lines dropped over the rate limit, by component.";
     STORE_REVISION = "reactor_store_revision", Gauge,

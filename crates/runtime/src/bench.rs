@@ -196,6 +196,8 @@ async fn instantiate_samples(
         implicit_dirs: Vec::new(),
         host: Arc::new(Detached),
         frozen_clock: None,
+        permissions: None,
+        version: "bench".into(),
     };
     let mut times = Vec::with_capacity(samples);
     for _ in 0..samples + 1 {

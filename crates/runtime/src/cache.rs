@@ -2,6 +2,7 @@
 //! wasm and the engine's compatibility hash, each entry guarded by a checksum of its own.
 
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use wasmtime::Engine;
@@ -102,6 +103,35 @@ impl Cache {
         let _ = std::fs::remove_file(sum_path);
         tracing::warn!(entry = %code_path.display(), "discarded cache entry: {why}");
         Lookup::Discarded
+    }
+
+    /// Removes the entries of the wasm whose sha256 is in `versions`, and every entry
+    /// compiled by another engine (no engine of this build can load it).
+    pub(crate) fn evict(&self, versions: &BTreeSet<String>) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Some(stem) = name
+                .strip_suffix(".cwasm")
+                .or_else(|| name.strip_suffix(".sha256"))
+            else {
+                continue;
+            };
+            let Some((sha256, engine)) = stem.split_once('-') else {
+                continue;
+            };
+            if versions.contains(sha256) || engine != self.engine_hash {
+                match std::fs::remove_file(entry.path()) {
+                    Ok(()) => tracing::debug!(entry = %name, "cache entry evicted"),
+                    Err(e) => {
+                        tracing::warn!(entry = %entry.path().display(), "cannot evict a cache entry: {e}")
+                    }
+                }
+            }
+        }
     }
 
     /// Stores a compiled component; failures only cost a recompilation later, so they are

@@ -6,6 +6,7 @@
 use super::bindings::{DESCRIPTOR_EXPORT, OLDER_EXPORTS, REACTOR_EXPORT, compatible};
 use super::cache::{Cache, Lookup};
 use super::described::Described;
+use super::enforce::Enforced;
 use super::engine;
 use super::error::{CallError, RuntimeError};
 use super::host::ControllerHost;
@@ -15,7 +16,9 @@ use super::registry::{Serving, Slot, Source};
 use super::settings::{Access, DirGrant, Effective};
 use super::state::{HostState, InstanceSpec};
 use super::world::World;
+use reactor_core::component::Permissions;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,6 +47,9 @@ pub(crate) struct Compiler {
     /// See [`super::RuntimeConfig::frozen_clock`], as a time since the Unix epoch.
     pub(crate) frozen_clock: Option<std::time::Duration>,
     stats: Stats,
+    /// The versions this runtime compiled or took from the cache: the ones whose entries it
+    /// evicts once no component uses them (see [`Compiler::evict`]).
+    seen: parking_lot::Mutex<BTreeSet<String>>,
 }
 
 #[derive(Default)]
@@ -70,6 +76,7 @@ impl Compiler {
             southbound,
             frozen_clock: None,
             stats: Stats::default(),
+            seen: Default::default(),
         })
     }
 
@@ -82,16 +89,21 @@ impl Compiler {
         }
     }
 
-    /// Makes `bytes` (read from `path`, hashed to `sha256`) a version of `slot` that can
-    /// serve with `effective` settings: compiled, of the slot's world, linked and described.
+    /// Makes `bytes` (read from `path`, hashed to `sha256`, declaring `declared`) a version
+    /// of `slot` that can serve with `effective` settings: compiled, of the slot's world,
+    /// linked and described, its declared permissions in force from `describe` on.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn prepare(
         self: &Arc<Self>,
         slot: &Slot,
         path: &Path,
         bytes: Vec<u8>,
         sha256: String,
+        declared: Option<Permissions>,
         effective: Effective,
     ) -> Result<Serving, RuntimeError> {
+        // Shown as `compiling VERSION` until this returns, whatever it returns.
+        let _compiling = Compiling::start(slot, &sha256);
         let (component, source) = self.compile(path.to_owned(), bytes, sha256.clone()).await?;
         let counter = match source {
             Source::Compiled => reactor_core::metrics::COMPONENT_COMPILES,
@@ -115,6 +127,13 @@ impl Compiler {
             implicit_dirs: Vec::new(),
             host: self.host.clone(),
             frozen_clock: self.frozen_clock,
+            version: super::rollout_info::version_of(&sha256).into(),
+            permissions: declared.clone().map(|declared| {
+                Arc::new(Enforced {
+                    declared,
+                    own: Default::default(),
+                })
+            }),
         };
         let mut loaded = Loaded::new(
             slot.world,
@@ -145,6 +164,26 @@ impl Compiler {
                 kind: kind.to_owned(),
             });
         }
+        if let Some(declared) = &declared {
+            withheld_grants(&slot.name, declared, &effective_dirs(&loaded));
+            if let Described::Controller(info) = &described {
+                if let Some(watch) = info
+                    .watches
+                    .iter()
+                    .find(|w| !declared.watches.contains(w.kind()))
+                {
+                    return Err(RuntimeError::UndeclaredWatch {
+                        name: slot.name.clone(),
+                        kind: watch.kind().to_owned(),
+                    });
+                }
+                loaded.spec.permissions = Some(Arc::new(Enforced {
+                    declared: declared.clone(),
+                    own: info.kinds.iter().cloned().collect(),
+                }));
+                loaded.drain_warm();
+            }
+        }
         if let (Described::Descriptor(info), Some(southbound)) = (&described, &self.southbound) {
             loaded.spec.implicit_dirs = vec![southbound_grant(&slot.name, southbound, &info.name)?];
             loaded.drain_warm();
@@ -153,6 +192,7 @@ impl Compiler {
             loaded,
             described,
             source,
+            declared,
         })
     }
 
@@ -166,6 +206,7 @@ impl Compiler {
         let this = self.clone();
         let task_path = path.clone();
         tokio::task::spawn_blocking(move || {
+            this.seen.lock().insert(sha256.clone());
             match this.cache.load(&this.engine, &sha256) {
                 Lookup::Hit(component) => {
                     this.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
@@ -191,6 +232,19 @@ impl Compiler {
             path,
             message: format!("compiler task failed: {e}"),
         })?
+    }
+
+    /// Evicts from the compile cache the versions this runtime loaded that are not in
+    /// `keep` (in use, or rolled back), and the entries of other engines. Entries of versions
+    /// it never loaded (another component's, not loaded yet after a restart) stay.
+    pub(crate) fn evict(&self, keep: &BTreeSet<String>) {
+        let retired: BTreeSet<String> = {
+            let mut seen = self.seen.lock();
+            let retired = seen.difference(keep).cloned().collect();
+            seen.retain(|sha| keep.contains(sha));
+            retired
+        };
+        self.cache.evict(&retired);
     }
 
     fn check_world(
@@ -236,6 +290,36 @@ impl Compiler {
             });
         }
         Ok(())
+    }
+}
+
+/// A slot's version being made ready to serve, shown by the components view until dropped.
+struct Compiling<'a>(&'a Slot);
+
+impl<'a> Compiling<'a> {
+    fn start(slot: &'a Slot, sha256: &str) -> Self {
+        *slot.compiling.lock() = Some(sha256.to_owned());
+        Compiling(slot)
+    }
+}
+
+impl Drop for Compiling<'_> {
+    fn drop(&mut self) {
+        *self.0.compiling.lock() = None;
+    }
+}
+
+/// The guest folders the config grants a version.
+fn effective_dirs(loaded: &Loaded) -> Vec<String> {
+    let dirs = &loaded.spec.effective.grants.dirs;
+    dirs.iter().map(|grant| grant.guest.clone()).collect()
+}
+
+/// Logs the configured folders a declared component does not get, because it did not
+/// declare them.
+fn withheld_grants(name: &str, declared: &Permissions, granted: &[String]) {
+    for guest in granted.iter().filter(|g| !declared.wasi.contains(*g)) {
+        tracing::warn!(component = %name, folder = %guest, "config grant withheld: the component's declaration does not list it in wasi");
     }
 }
 

@@ -122,6 +122,27 @@ pub enum RuntimeError {
         /// Why it is not trusted.
         reason: String,
     },
+    /// The component's `reactor-permissions` declaration could not be read.
+    #[error("{path}: {message}")]
+    Declaration {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        message: String,
+    },
+    /// `describe()` named a secondary watch its declaration does not.
+    #[error(
+        "{name} watches kind {kind}, which its reactor-permissions declaration does not list in watches"
+    )]
+    UndeclaredWatch {
+        /// The component.
+        name: String,
+        /// The watched kind.
+        kind: String,
+    },
+    /// An approval was asked for a component with no version waiting.
+    #[error("component {0} has no version waiting for approval")]
+    NothingWaiting(String),
     /// A component name that cannot be a file name.
     #[error("invalid component name {0:?}: use letters, digits, '-' and '_'")]
     InvalidName(String),

@@ -5,6 +5,7 @@
 use super::bindings::{descriptor_api, reactor_api, v0_1};
 use super::host::ObjectRef;
 use super::state::{DeadlineExceeded, HostState, InstanceSpec, new_store};
+use super::usage::{CallUsage, Timed, Totals};
 use super::{CallError, World};
 use parking_lot::Mutex;
 use std::future::Future;
@@ -83,6 +84,8 @@ pub(crate) struct Loaded {
     indices: Indices,
     warm: Mutex<Vec<Warm>>,
     permits: Arc<Semaphore>,
+    /// What this version has cost since it loaded.
+    pub(crate) totals: Totals,
 }
 
 impl Loaded {
@@ -110,6 +113,7 @@ impl Loaded {
             indices,
             warm: Mutex::new(Vec::new()),
             permits,
+            totals: Totals::default(),
         }
     }
 
@@ -185,11 +189,26 @@ impl Loaded {
             data.caller.primary = primary;
             data.deadline = Some(Instant::now() + deadline);
             data.limiter.hit_memory_cap = false;
+            data.usage = CallUsage::default();
         }
         warm.store.set_epoch_deadline(1);
         let Warm { store, exports } = &mut warm;
-        let outcome =
-            tokio::time::timeout(deadline + HOST_IMPORT_GRACE, call(exports, store)).await;
+        let mut cpu = Duration::ZERO;
+        let outcome = tokio::time::timeout(
+            deadline + HOST_IMPORT_GRACE,
+            Timed::new(call(exports, store), &mut cpu),
+        )
+        .await;
+        {
+            let data = warm.store.data();
+            self.totals.add(
+                &self.spec.component,
+                &self.spec.version,
+                cpu,
+                data.limiter.peak_memory,
+                data.usage,
+            );
+        }
         let result = match outcome {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(classify(

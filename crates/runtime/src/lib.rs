@@ -75,6 +75,7 @@
 //!   `component` field.
 
 mod admission;
+mod approval;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod bindings;
@@ -83,7 +84,9 @@ mod compiler;
 mod component_event;
 mod config;
 mod convert;
+pub mod declaration;
 mod described;
+mod enforce;
 mod engine;
 mod error;
 mod files;
@@ -98,6 +101,7 @@ mod log;
 mod log_limit;
 pub mod log_ring;
 mod nimbus;
+mod permit;
 mod registry;
 mod rollout;
 mod rollout_info;
@@ -108,6 +112,7 @@ mod stdio;
 mod store;
 mod supply_settings;
 mod types;
+mod usage;
 mod versions;
 pub mod watch;
 mod world;

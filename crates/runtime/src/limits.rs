@@ -17,6 +17,8 @@ pub(crate) struct Limiter {
     limits: StoreLimits,
     memory_bytes: u64,
     pub(crate) hit_memory_cap: bool,
+    /// The largest linear memory the instance grew to, in bytes.
+    pub(crate) peak_memory: u64,
 }
 
 impl Limiter {
@@ -33,6 +35,7 @@ impl Limiter {
             limits,
             memory_bytes,
             hit_memory_cap: false,
+            peak_memory: 0,
         }
     }
 
@@ -49,7 +52,9 @@ impl ResourceLimiter for Limiter {
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         let grown = self.limits.memory_growing(current, desired, maximum);
-        if !matches!(grown, Ok(true)) {
+        if matches!(grown, Ok(true)) {
+            self.peak_memory = self.peak_memory.max(desired as u64);
+        } else {
             self.hit_memory_cap = true;
         }
         grown

@@ -7,6 +7,7 @@ use super::admission::Admission;
 use super::cache::sha256_hex;
 use super::compiler::Compiler;
 use super::component_event::ComponentEvent;
+use super::declaration;
 use super::engine::EpochTicker;
 use super::error::RuntimeError;
 use super::files::{MAX_COMPONENT_BYTES, component_name, is_core_module, read_component};
@@ -17,6 +18,8 @@ use super::settings::{Effective, Merge, RuntimeSettings};
 use super::versions::Versions;
 use super::world::World;
 use parking_lot::{Mutex, RwLock};
+use reactor_core::component::permissions::widening;
+use reactor_core::component::{Permissions, Waiting};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -150,6 +153,7 @@ impl Loader {
             slot.previous.store((!restored && !rejected).then_some(old));
         }
         slot.set_error(None);
+        *slot.waiting.lock() = None;
         metrics::counter!(reactor_core::metrics::COMPONENT_LOADS, "component" => name.clone())
             .increment(1);
         tracing::info!(component = %name, %sha256, code = source, elapsed_ms = started.elapsed().as_millis() as u64, "component loaded");
@@ -200,6 +204,7 @@ impl Loader {
             && current.loaded.spec.effective == effective
             && current.loaded.file == path
         {
+            *slot.waiting.lock() = None;
             return Ok(None);
         }
         if is_core_module(&bytes) {
@@ -208,6 +213,38 @@ impl Loader {
             });
         }
         let bytes = self.admit(&slot.name, path, bytes).await?;
+        let declared = match declaration::read(&bytes) {
+            Ok(declared) => declared,
+            // Not a component wasmparser can read: the compiler says why, as for any file.
+            Err(e @ declaration::DeclarationError::Parse(_)) => {
+                let effective = effective.clone();
+                let sha256 = sha256.clone();
+                self.compiler
+                    .prepare(slot, path, bytes, sha256, None, effective)
+                    .await?;
+                return Err(RuntimeError::Declaration {
+                    path: path.to_owned(),
+                    message: e.to_string(),
+                });
+            }
+            Err(e) => {
+                return Err(RuntimeError::Declaration {
+                    path: path.to_owned(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        let added = self.added(slot, &sha256, declared.as_ref());
+        if !added.is_empty() {
+            let version = version_of(&sha256);
+            tracing::warn!(component = %slot.name, %version, added = %added.join(", "), "new version declares more than the one serving: held until `reactor-host component approve {}`", slot.name);
+            *slot.waiting.lock() = Some(Waiting {
+                sha256,
+                permissions: declared,
+                added,
+            });
+            return Ok(None);
+        }
         let bytes = match &self.versions {
             Some(versions) => {
                 let (versions, sha256) = (versions.clone(), sha256.clone());
@@ -224,9 +261,32 @@ impl Loader {
             None => bytes,
         };
         self.compiler
-            .prepare(slot, path, bytes, sha256, effective)
+            .prepare(slot, path, bytes, sha256, declared, effective)
             .await
             .map(|serving| Some(Arc::new(serving)))
+    }
+
+    /// What version `sha256` of `slot`, declaring `declared`, may do beyond what the version
+    /// serving and the version approved last may do together; empty when it may load.
+    /// Nothing is held when neither is known (a component's first version).
+    fn added(&self, slot: &Slot, sha256: &str, declared: Option<&Permissions>) -> Vec<String> {
+        let approval = self.slots.approval(&slot.name);
+        if approval.as_ref().is_some_and(|a| a.sha256 == sha256) {
+            return Vec::new();
+        }
+        let serving = slot.current.load_full();
+        let mut granted: Vec<Option<Permissions>> = Vec::new();
+        granted.extend(serving.map(|s| s.declared.clone()));
+        granted.extend(approval.map(|a| a.permissions));
+        if granted.is_empty() || granted.iter().any(Option::is_none) {
+            return Vec::new();
+        }
+        let ceiling = granted
+            .into_iter()
+            .flatten()
+            .reduce(|a, b| a.union(&b))
+            .unwrap_or_default();
+        widening(declared, Some(&ceiling))
     }
 
     /// `bytes` if the trust policy in force (if any) admits them, else why not.
@@ -331,8 +391,9 @@ impl Loader {
         let Some(bytes) = read else {
             return Ok(None);
         };
+        let declared = declared(&path, &bytes)?;
         self.compiler
-            .prepare(slot, &path, bytes, sha256.to_owned(), effective)
+            .prepare(slot, &path, bytes, sha256.to_owned(), declared, effective)
             .await
             .map(|serving| Some(Arc::new(serving)))
     }
@@ -343,6 +404,11 @@ impl Loader {
         if let Some(versions) = &self.versions {
             versions.prune(|| self.slots.in_use());
         }
+        // The compile cache keeps the versions in use and the ones rolled back (a cleared
+        // rollback loads it again at once).
+        let mut keep = self.slots.in_use();
+        keep.extend(self.slots.rejections().into_values().map(|r| r.sha256));
+        self.compiler.evict(&keep);
     }
 
     /// Stops serving `name`: calls in flight finish on the version they hold.
@@ -377,4 +443,12 @@ impl Loader {
         self.prune_versions();
         merge
     }
+}
+
+/// The permissions the component in `bytes` (read from `path`) declares.
+fn declared(path: &Path, bytes: &[u8]) -> Result<Option<Permissions>, RuntimeError> {
+    declaration::read(bytes).map_err(|e| RuntimeError::Declaration {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
 }

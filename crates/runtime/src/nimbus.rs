@@ -3,11 +3,17 @@
 
 use super::bindings::ItemStatus;
 use super::bindings::reactor::host::nimbus::{Host, NimbusError, Target};
+use super::enforce::Ask;
 use super::host::InCallback;
 use super::state::HostState;
 
 impl HostState {
-    fn publisher(&self, what: &str) -> Result<InCallback<'_>, NimbusError> {
+    /// `Ok` once the declaration allowed `what` (counted as a host-import call).
+    fn publisher(&mut self, what: &'static str) -> Result<(), NimbusError> {
+        self.permit(what, Ask::Publish).map_err(NimbusError::Denied)
+    }
+
+    fn in_callback(&self, what: &str) -> Result<InCallback<'_>, NimbusError> {
         self.caller.in_callback().ok_or_else(|| {
             NimbusError::Denied(format!("{what} is allowed only in a callback on an object"))
         })
@@ -16,24 +22,29 @@ impl HostState {
 
 impl Host for HostState {
     async fn publish(&mut self, key: String, value: String, to: Target) -> Result<(), NimbusError> {
-        let caller = self.publisher("publish")?;
+        self.usage.written_bytes += (key.len() + value.len()) as u64;
+        self.publisher("nimbus.publish")?;
+        let caller = self.in_callback("nimbus.publish")?;
         let value = serde_json::from_str(&value)
             .map_err(|e| NimbusError::Invalid(format!("value of {key} is not JSON: {e}")))?;
         self.host.publish(caller, &key, value, to).await
     }
 
     async fn unpublish(&mut self, key: String) -> Result<(), NimbusError> {
-        let caller = self.publisher("unpublish")?;
+        self.publisher("nimbus.unpublish")?;
+        let caller = self.in_callback("nimbus.unpublish")?;
         self.host.unpublish(caller, &key).await
     }
 
     async fn published(&mut self, prefix: String) -> Result<Vec<String>, NimbusError> {
-        let caller = self.publisher("published")?;
+        self.publisher("nimbus.published")?;
+        let caller = self.in_callback("nimbus.published")?;
         self.host.published(caller, &prefix).await
     }
 
     async fn statuses(&mut self, prefix: String) -> Result<Vec<ItemStatus>, NimbusError> {
-        let caller = self.publisher("statuses")?;
+        self.publisher("nimbus.statuses")?;
+        let caller = self.in_callback("nimbus.statuses")?;
         self.host.statuses(caller, &prefix, None).await
     }
 
@@ -42,7 +53,8 @@ impl Host for HostState {
         prefix: String,
         agent: String,
     ) -> Result<Vec<ItemStatus>, NimbusError> {
-        let caller = self.publisher("agent-statuses")?;
+        self.publisher("nimbus.agent-statuses")?;
+        let caller = self.in_callback("nimbus.agent-statuses")?;
         self.host.statuses(caller, &prefix, Some(&agent)).await
     }
 }

@@ -9,6 +9,7 @@ use super::rollout_info::{Rejection, RolloutInfo};
 use super::world::World;
 use arc_swap::ArcSwapOption;
 use parking_lot::{Mutex, RwLock};
+use reactor_core::component::{Approval, Permissions, Waiting};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,6 +24,8 @@ pub(crate) struct Slots {
     pub(crate) ignored: Ignored,
     /// The version rolled back of each component name.
     rejections: Mutex<BTreeMap<String, Rejection>>,
+    /// The version an admin approved of each component name (see [`Approval`]).
+    approvals: Mutex<BTreeMap<String, Approval>>,
 }
 
 impl Slots {
@@ -70,6 +73,30 @@ impl Slots {
     /// Forgets the version rolled back of `name`, answering it.
     pub(crate) fn clear_rejection(&self, name: &str) -> Option<Rejection> {
         self.rejections.lock().remove(name)
+    }
+
+    /// The approval of `name`, if an admin gave one.
+    pub(crate) fn approval(&self, name: &str) -> Option<Approval> {
+        self.approvals.lock().get(name).cloned()
+    }
+
+    /// Every approval, by component name.
+    pub(crate) fn approvals(&self) -> BTreeMap<String, Approval> {
+        self.approvals.lock().clone()
+    }
+
+    /// Records `approval` for `name` (replacing any); false if it was recorded already.
+    pub(crate) fn set_approval(&self, name: &str, approval: Approval) -> bool {
+        let previous = self
+            .approvals
+            .lock()
+            .insert(name.to_owned(), approval.clone());
+        previous.as_ref() != Some(&approval)
+    }
+
+    /// Forgets the approval of `name`; false if there was none.
+    pub(crate) fn clear_approval(&self, name: &str) -> bool {
+        self.approvals.lock().remove(name).is_some()
     }
 
     /// The versions some component still needs the wasm of: serving, replaced, in its file,
@@ -156,6 +183,11 @@ impl Ignored {
                 described: None,
                 rollout: None,
                 rolled_back: None,
+                declared: false,
+                permissions: None,
+                waiting: None,
+                compiling: None,
+                usage: None,
             })
             .collect()
     }
@@ -175,6 +207,10 @@ pub(crate) struct Slot {
     pub(crate) error: Mutex<Option<String>>,
     /// Why the component's source (a registry) could not give its newest version.
     pub(crate) source_error: Mutex<Option<String>>,
+    /// A new version held until an admin approves its wider declaration.
+    pub(crate) waiting: Mutex<Option<Waiting>>,
+    /// The sha256 of the version being compiled, linked and described now.
+    pub(crate) compiling: Mutex<Option<String>>,
     pub(crate) counters: Arc<Counters>,
     /// Serializes loads of this component.
     pub(crate) loading: tokio::sync::Mutex<()>,
@@ -186,6 +222,8 @@ pub(crate) struct Serving {
     pub(crate) described: Described,
     /// Whether its code was compiled or taken from the cache.
     pub(crate) source: Source,
+    /// Its declared permissions (`None`: undeclared).
+    pub(crate) declared: Option<Permissions>,
 }
 
 impl Slot {
@@ -200,6 +238,8 @@ impl Slot {
             rollout: Mutex::new(None),
             error: Mutex::new(None),
             source_error: Mutex::new(None),
+            waiting: Mutex::new(None),
+            compiling: Mutex::new(None),
             counters: Arc::new(Counters::default()),
             loading: tokio::sync::Mutex::new(()),
         }
@@ -243,6 +283,11 @@ impl Slot {
             described: current.as_ref().map(|s| s.described.clone()),
             rollout: self.rollout.lock().clone(),
             rolled_back: None,
+            declared: current.as_ref().is_some_and(|s| s.declared.is_some()),
+            permissions: current.as_ref().and_then(|s| s.declared.clone()),
+            waiting: self.waiting.lock().clone(),
+            compiling: self.compiling.lock().clone(),
+            usage: current.as_ref().map(|s| s.loaded.totals.snapshot()),
         }
     }
 }

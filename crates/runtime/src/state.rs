@@ -2,10 +2,12 @@
 //! made: limits, deadline, WASI with only the granted folders, stdio into tracing.
 
 use super::RuntimeError;
+use super::enforce::Enforced;
 use super::host::{Caller, ControllerHost};
 use super::limits::Limiter;
 use super::settings::{Access, DirGrant, Effective};
 use super::stdio::{Stream, TracingOutput};
+use super::usage::CallUsage;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
@@ -26,6 +28,10 @@ pub(crate) struct InstanceSpec {
     /// The guest's wall clock stopped at this time since the Unix epoch; `None`: the real
     /// clock.
     pub(crate) frozen_clock: Option<Duration>,
+    /// The version's declared permissions; `None`: undeclared, every power of a reactor.
+    pub(crate) permissions: Option<Arc<Enforced>>,
+    /// The version as the metrics label it (`version_of` its sha256).
+    pub(crate) version: Arc<str>,
 }
 
 /// A wall clock that always reads one time (`reactor-host test`: the same statuses on
@@ -50,6 +56,10 @@ pub(crate) struct HostState {
     pub(crate) config_revision: u64,
     pub(crate) host: Arc<dyn ControllerHost>,
     pub(crate) limiter: Limiter,
+    /// See [`InstanceSpec::permissions`].
+    pub(crate) permissions: Option<Arc<Enforced>>,
+    /// What the running call did (host-import calls, bytes written).
+    pub(crate) usage: CallUsage,
     /// When the running call must stop; `None` between calls.
     pub(crate) deadline: Option<Instant>,
     wasi: WasiCtx,
@@ -92,7 +102,13 @@ pub(crate) fn new_store(
     if let Some(at) = spec.frozen_clock {
         wasi.wall_clock(FrozenClock(at));
     }
-    for grant in spec.implicit_dirs.iter().chain(&spec.effective.grants.dirs) {
+    // A declared component gets only the configured folders it declared.
+    let configured = spec.effective.grants.dirs.iter().filter(|grant| {
+        spec.permissions
+            .as_ref()
+            .is_none_or(|enforced| enforced.grants(&grant.guest))
+    });
+    for grant in spec.implicit_dirs.iter().chain(configured) {
         let perms = match grant.mode {
             Access::ReadOnly => FsPerms::ReadOnly,
             Access::ReadWrite => FsPerms::ReadWrite,
@@ -114,6 +130,8 @@ pub(crate) fn new_store(
         config_revision: spec.effective.revision,
         host: spec.host.clone(),
         limiter: Limiter::new(spec.effective.limits.memory_bytes),
+        permissions: spec.permissions.clone(),
+        usage: CallUsage::default(),
         deadline: None,
         wasi: wasi.build(),
         table: ResourceTable::new(),

@@ -4,6 +4,7 @@
 use super::bindings::Object;
 use super::bindings::reactor::host::store::{Host, StoreError};
 use super::convert::{from_guest, to_guest};
+use super::enforce::Ask;
 use super::host::InCallback;
 use super::state::HostState;
 use reactor_core::object::Selector;
@@ -18,6 +19,8 @@ impl HostState {
 
 impl Host for HostState {
     async fn get(&mut self, kind: String, name: String) -> Result<Option<Object>, StoreError> {
+        self.permit("store.get", Ask::Read(&kind))
+            .map_err(StoreError::Denied)?;
         let found = self.host.get(&self.caller, &kind, &name).await?;
         Ok(found.as_ref().map(to_guest))
     }
@@ -27,12 +30,18 @@ impl Host for HostState {
         kind: String,
         selector: Vec<(String, String)>,
     ) -> Result<Vec<Object>, StoreError> {
+        self.permit("store.list", Ask::Read(&kind))
+            .map_err(StoreError::Denied)?;
         let selector = Selector::from_labels(&selector.into_iter().collect());
         let found = self.host.list(&self.caller, &kind, &selector).await?;
         Ok(found.iter().map(to_guest).collect())
     }
 
     async fn apply(&mut self, obj: Object) -> Result<Object, StoreError> {
+        self.permit("store.apply", Ask::Write(&obj.kind))
+            .map_err(StoreError::Denied)?;
+        let size = obj.spec.len() + obj.status.as_ref().map_or(0, String::len);
+        self.usage.written_bytes += size as u64;
         let caller = self.writer("apply")?;
         let object = from_guest(obj).map_err(StoreError::Invalid)?;
         let applied = self.host.apply(caller, object).await?;
@@ -40,11 +49,15 @@ impl Host for HostState {
     }
 
     async fn delete(&mut self, kind: String, name: String) -> Result<bool, StoreError> {
+        self.permit("store.delete", Ask::Write(&kind))
+            .map_err(StoreError::Denied)?;
         let caller = self.writer("delete")?;
         self.host.delete(caller, &kind, &name).await
     }
 
     async fn set_status(&mut self, status: String) -> Result<(), StoreError> {
+        self.usage.host_calls += 1;
+        self.usage.written_bytes += status.len() as u64;
         let caller = self.writer("set-status")?;
         let status = serde_json::from_str(&status)
             .map_err(|e| StoreError::Invalid(format!("status is not JSON: {e}")))?;

@@ -3,9 +3,11 @@
 //! and removing components — off by default, as controllerbus's ExecController, because it
 //! runs code the caller chooses.
 
+use super::auth::Caller;
 use super::openapi::Refused;
 use super::path::Path;
 use super::{ApiError, AppState};
+use axum::Extension;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -170,4 +172,44 @@ pub async fn clear_rollback(
         )));
     }
     Ok(Json(true))
+}
+
+/// Approves the version of a component held because it declares more permissions than the
+/// version serving: the approval is recorded in the store, so it survives a restart and every
+/// server sharing the store loads that version. Answers the component as it is then.
+#[utoipa::path(
+    operation_id = "approveComponent",
+    post,
+    path = "/v1/components/{name}/approve",
+    tag = "components",
+    params(ComponentPath),
+    responses((status = 200, description = "The component, its approved version loaded", body = Object), Refused)
+)]
+pub async fn approve(
+    State(state): State<AppState>,
+    Extension(Caller(caller)): Extension<Caller>,
+    Path(name): Path<String>,
+) -> Result<Json<ComponentInfo>, ApiError> {
+    let api = api(&state)?;
+    let approval = api
+        .runtime
+        .approval_for(&name)
+        .map_err(|e| ApiError::not_found(e.to_string()))?;
+    reactor_controller::record_approval(
+        state.store.as_ref(),
+        &name,
+        &approval,
+        &caller.to_string(),
+    )
+    .await
+    .map_err(|e| match e {
+        reactor_controller::ApprovalError::Store { source, .. } => ApiError::from(source),
+        other => ApiError::invalid(other.to_string()),
+    })?;
+    // Here at once; the other servers when they see the record.
+    api.runtime.approve(&name, approval).await;
+    api.runtime
+        .component(&name)
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found(format!("component {name} not found")))
 }

@@ -224,6 +224,7 @@ fn router(state: AppState, max_request_bytes: usize) -> Result<Router, ServeErro
                 .layer(axum::extract::DefaultBodyLimit::max(64 << 20)),
         )
         .routes(routes!(components::clear_rollback))
+        .routes(routes!(components::approve))
         .routes(routes!(logs::lines))
         .routes(routes!(events::list))
         .routes(routes!(agents::list))

@@ -57,7 +57,7 @@ pub enum Refused {
     /// unauthorized: no token, a wrong one, or the component API is off
     #[response(status = 401)]
     Unauthorized(ErrorBody),
-    /// forbidden: the host's own kinds (NimbusItem, NimbusReport, Agent, ComponentRollback, Credential) are written only by the host
+    /// forbidden: the host's own kinds (NimbusItem, NimbusReport, Agent, ComponentRollback, Credential, ComponentApproval) are written only by the host
     #[response(status = 403)]
     Forbidden(ErrorBody),
     /// not_found: no such object, agent, component or route

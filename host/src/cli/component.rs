@@ -1,7 +1,10 @@
-//! `reactor-host component push|sign|keygen`: publish a component to an OCI registry, sign
-//! one with minisign, make a signing key. Credentials come from a file or the environment,
-//! never from the command line.
+//! `reactor-host component push|sign|keygen|annotate|approve`: publish a component to an OCI
+//! registry, sign one with minisign, make a signing key, declare its permissions, approve a
+//! version waiting for its wider declaration. Credentials come from a file or the
+//! environment, never from the command line.
 
+use super::annotate::AnnotateArgs;
+use super::client_args::{ClientArgs, explain};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use reactor_supply::access::{Access, CREDENTIALS_ENV};
@@ -27,6 +30,15 @@ pub enum ComponentCommand {
     /// Make a minisign key pair STEM.pub and STEM.key (encrypted with $REACTOR_SIGNING_PASSWORD
     /// if set, else unencrypted, readable only by you).
     Keygen(KeygenArgs),
+    /// Declare what FILE may touch (kinds read, written, watched; publishing to agents; WASI
+    /// folders) in its reactor-permissions section; the host refuses any other call.
+    Annotate(AnnotateArgs),
+    /// Let the version of NAME waiting for its wider declaration serve (admins only): the
+    /// approval is recorded in the store, for every server sharing it.
+    Approve {
+        /// The component (its file name without `.wasm`).
+        name: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -64,11 +76,25 @@ pub struct KeygenArgs {
     pub stem: PathBuf,
 }
 
-pub async fn run(args: ComponentArgs) -> anyhow::Result<()> {
+pub async fn run(args: ComponentArgs, global: &ClientArgs) -> anyhow::Result<()> {
     match args.command {
+        ComponentCommand::Annotate(args) => super::annotate::run(args),
+        ComponentCommand::Approve { name } => {
+            let info = global.client()?.approve(&name).await.map_err(explain)?;
+            if let Some(error) = &info.error {
+                anyhow::bail!("approved, but {name} did not load: {error}");
+            }
+            let version = info.sha256.as_deref().map(crate::runtime::version_of);
+            println!(
+                "approved: {name} serves version {} declaring {}",
+                version.as_deref().unwrap_or("-"),
+                reactor_core::component::permissions::summary(info.permissions.as_ref())
+            );
+            Ok(())
+        }
         ComponentCommand::Push(args) => push(args).await,
         ComponentCommand::Sign(args) => {
-            let bytes = read_component(&args.file)?;
+            let bytes = super::component_file::read(&args.file)?;
             let file_name = args
                 .file
                 .file_name()
@@ -101,31 +127,6 @@ pub async fn run(args: ComponentArgs) -> anyhow::Result<()> {
     }
 }
 
-/// A component file's bytes: at most the runtime's limit, and a component, not a core module.
-fn read_component(path: &PathBuf) -> anyhow::Result<Vec<u8>> {
-    let size = std::fs::metadata(path)
-        .with_context(|| format!("read {}", path.display()))?
-        .len();
-    if size > crate::runtime::MAX_COMPONENT_BYTES {
-        anyhow::bail!(
-            "{} is {size} bytes, more than the {} a component may have",
-            path.display(),
-            crate::runtime::MAX_COMPONENT_BYTES
-        );
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
-    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
-        anyhow::bail!("{} is not WebAssembly", path.display());
-    }
-    if bytes[4..8] == [1, 0, 0, 0] {
-        anyhow::bail!(
-            "{} is a core wasm module, not a component (build it for wasm32-wasip2)",
-            path.display()
-        );
-    }
-    Ok(bytes)
-}
-
 async fn push(args: PushArgs) -> anyhow::Result<()> {
     let reference = ComponentRef::parse(&args.reference)?;
     if matches!(reference.version, Version::Digest(_)) {
@@ -133,7 +134,7 @@ async fn push(args: PushArgs) -> anyhow::Result<()> {
             "push to a tag (oci://HOST/REPO:TAG): the digest is the registry's to compute"
         );
     }
-    let bytes = read_component(&args.file)?;
+    let bytes = super::component_file::read(&args.file)?;
     let signature = match std::fs::read(signature_path(&args.file)) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

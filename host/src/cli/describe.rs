@@ -1,4 +1,5 @@
-//! `reactor-host describe KIND NAME`: one object for a person — its metadata, owner, spec and
+//! `reactor-host describe KIND NAME`: one object for a person (`describe component NAME`: see
+//! `describe_component`) — its metadata, owner, spec and
 //! status, how each reactor last reconciled it, its children, the Nimbus items it published
 //! with each agent's state, and its recent events.
 
@@ -16,12 +17,16 @@ use std::fmt::Write;
 
 #[derive(Debug, Args)]
 pub struct DescribeArgs {
+    /// The object's kind, or `component` for a component the server runs.
     pub kind: String,
     pub name: String,
 }
 
 pub async fn run(mut args: DescribeArgs, global: &ClientArgs) -> anyhow::Result<()> {
     let client = global.client()?;
+    if args.kind == "component" {
+        return super::describe_component::run(&client, &args.name).await;
+    }
     args.kind = super::kinds::canonical(&client, &args.kind).await?;
     let object = client.get(&args.kind, &args.name).await.map_err(explain)?;
     let mut out = String::new();

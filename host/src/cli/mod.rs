@@ -3,15 +3,18 @@
 
 mod agent;
 mod agents;
+mod annotate;
 mod api_resources;
 mod apply;
 mod audit;
 mod client_args;
 mod completions;
 mod component;
+mod component_file;
 mod components;
 mod delete;
 mod describe;
+mod describe_component;
 mod diff;
 mod documents;
 mod events;
@@ -89,7 +92,8 @@ pub enum Command {
     Watch(watch::WatchArgs),
     /// List the loaded components: name, world, file, sha256, state, last error.
     Components(components::ComponentsArgs),
-    /// One component file: push it to an OCI registry, sign it, make a signing key.
+    /// One component file: push it to an OCI registry, sign it, make a signing key, declare
+    /// its permissions; approve a version waiting for its wider declaration.
     Component(component::ComponentArgs),
     /// Run an agent: receive the items meant for it, apply them, report their state.
     Agent(agent::AgentArgs),
@@ -154,7 +158,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Logs(args) => logs::run(args, global).await,
         Command::Watch(args) => watch::run(args, global).await,
         Command::Components(args) => components::run(args, global).await,
-        Command::Component(args) => component::run(args).await,
+        Command::Component(args) => component::run(args, global).await,
         Command::Agent(args) => agent::run(args, global).await,
         Command::Agents(args) => agents::run(args, global).await,
         Command::Scheduler(args) => scheduler::run(args, global).await,

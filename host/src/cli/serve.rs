@@ -4,7 +4,9 @@ use super::client_args::ClientArgs;
 use super::shutdown::Shutdown;
 use crate::api::server::ComponentsApi;
 use crate::api::{Server, ServerConfig, token};
-use crate::controller::{Admitter, ControllerOptions, Engine, EngineHost, ObjectLocks, Rollbacks};
+use crate::controller::{
+    Admitter, Approvals, ControllerOptions, Engine, EngineHost, ObjectLocks, Rollbacks,
+};
 use crate::nimbus::FanoutLimits;
 use crate::runtime::{Runtime, RuntimeConfig, World};
 use crate::store::embedded::StartCheck;
@@ -307,6 +309,11 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     let _rollbacks = Rollbacks::follow(store.clone(), runtime.clone())
         .await
         .context("cannot read the rollbacks recorded in the store")?;
+    // The wider declarations approved (here, before a restart, or on another replica), before
+    // any component loads, then as they are approved.
+    let _approvals = Approvals::follow(store.clone(), runtime.clone())
+        .await
+        .context("cannot read the approvals recorded in the store")?;
     if let Some(path) = &args.config {
         runtime.watch_config(path).await?;
     }

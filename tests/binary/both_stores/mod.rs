@@ -17,6 +17,7 @@ mod kube_python;
 mod kube_readme;
 mod openapi;
 pub mod ownership;
+mod permissions;
 mod reconcile_commit;
 mod status_api;
 mod trust;

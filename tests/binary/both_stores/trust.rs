@@ -37,6 +37,7 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("put", "/v1/components/{name}", "admin"),
     ("delete", "/v1/components/{name}", "admin"),
     ("delete", "/v1/components/{name}/rollback", "admin"),
+    ("post", "/v1/components/{name}/approve", "admin"),
     ("get", "/v1/agents", "view"),
     ("put", "/v1/agents/{id}", "agent"),
     ("delete", "/v1/agents/{id}", "admin"),

@@ -1,7 +1,9 @@
 //! One component as `reactor-host components` and `GET /v1/components` show it.
 
 use super::described::Described;
+use super::permissions::{Permissions, Waiting};
 use super::rollout_info::RolloutInfo;
+use super::usage::Usage;
 use super::world::World;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -54,4 +56,22 @@ pub struct ComponentInfo {
     /// another file arrives or the rollback is cleared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rolled_back: Option<String>,
+    /// Whether the serving version declares its permissions (`permissions`); an undeclared
+    /// one keeps every power of a reactor.
+    #[serde(default)]
+    pub declared: bool,
+    /// The serving version's declared permissions, when `declared`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<Permissions>,
+    /// A new version held because it declares more than the serving one: it loads once an
+    /// admin runs `reactor-host component approve NAME`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<Waiting>,
+    /// sha256 of a new version being compiled (and then linked and described) now; the
+    /// version serving, if any, serves meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiling: Option<String>,
+    /// What the serving version has cost since it loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }

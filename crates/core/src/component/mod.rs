@@ -3,10 +3,14 @@
 
 pub mod described;
 pub mod info;
+pub mod permissions;
 pub mod rollout_info;
+pub mod usage;
 pub mod world;
 
 pub use described::{Described, DescriptorDescription, ReactorDescription, Watch};
 pub use info::{ComponentInfo, ComponentState};
+pub use permissions::{Approval, Permissions, Waiting};
 pub use rollout_info::{Rejection, RolloutInfo, RolloutPhase, version_of};
+pub use usage::Usage;
 pub use world::World;

@@ -37,13 +37,16 @@ impl std::fmt::Display for Owner {
 /// Kinds the host keeps its own state under: written only by the host's own paths, never by
 /// API clients or guests, and never a reactor's kind. `ComponentRollback` records the
 /// versions of components rolled back (cleared with `components clear-rollback`);
-/// `Credential` keeps users', agents' and join tokens' hashes, read by no API client or guest.
-pub const RESERVED_KINDS: [&str; 5] = [
+/// `Credential` keeps users', agents' and join tokens' hashes, read by no API client or guest;
+/// `ComponentApproval` records the wider declarations an admin approved
+/// (`component approve`).
+pub const RESERVED_KINDS: [&str; 6] = [
     "NimbusItem",
     "NimbusReport",
     "Agent",
     "ComponentRollback",
     "Credential",
+    "ComponentApproval",
 ];
 
 /// Whether `kind` is one of the host's own.

@@ -76,6 +76,11 @@ const POLICY: &[(Method, &str, Rule)] = &[
         "/v1/components/{name}/rollback",
         Rule::Role(Role::Admin),
     ),
+    (
+        Method::POST,
+        "/v1/components/{name}/approve",
+        Rule::Role(Role::Admin),
+    ),
     // Agents: each agent only as itself.
     (Method::GET, "/v1/agents", Rule::Role(Role::View)),
     (Method::PUT, "/v1/agents/{id}", Rule::Agent),
