@@ -70,7 +70,14 @@ fn items_reach_exactly_their_targets_and_status_comes_back_up() {
     assert_eq!(status["propagation"]["generation"], 1);
     assert_eq!(status["ruleCount"], 2);
 
-    let table = stdout(&host.cli(&["agents"]));
+    // Connected once its first heartbeat is in (sent as it starts, beside its feed).
+    let table = eventually("db-1 listed as connected", 30, || {
+        let table = stdout(&host.cli(&["agents"]));
+        table
+            .lines()
+            .any(|l| l.starts_with("db-1 ") && l.contains(" yes "))
+            .then_some(table)
+    });
     let header = table.lines().next().expect("a header");
     for column in [
         "ID",
