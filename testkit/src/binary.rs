@@ -44,10 +44,9 @@ pub fn target_tmpdir() -> PathBuf {
     profile.parent().unwrap_or(&profile).join("tmp")
 }
 
-/// Runs `reactor-host ARGS` outside any server's folder, with none of the client variables
-/// of the environment but `env`.
-pub fn run_cli_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
-    let mut command = std::process::Command::new(reactor_host_bin());
+/// Removes from `command`'s environment every variable a client command reads (server,
+/// credentials, CA), so that it uses only what a test gives it.
+pub fn without_client_env(command: &mut std::process::Command) -> &mut std::process::Command {
     for name in [
         "REACTOR_TOKEN",
         "REACTOR_TOKEN_FILE",
@@ -60,6 +59,13 @@ pub fn run_cli_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output 
         command.env_remove(name);
     }
     command
+}
+
+/// Runs `reactor-host ARGS` outside any server's folder, with none of the client variables
+/// of the environment but `env`.
+pub fn run_cli_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = std::process::Command::new(reactor_host_bin());
+    without_client_env(&mut command)
         .args(args)
         .envs(env.iter().copied())
         .current_dir(std::env::temp_dir())

@@ -28,7 +28,7 @@ mod tools;
 mod watcher;
 
 pub use agent::Agent;
-pub use binary::{reactor_host_bin, run_cli, run_cli_env, target_tmpdir};
+pub use binary::{reactor_host_bin, run_cli, run_cli_env, target_tmpdir, without_client_env};
 pub use components::{built, guest, install};
 pub use etcd::Etcd;
 pub use eventually::{Ready, eventually, eventually_async};

@@ -173,17 +173,7 @@ fn shell(dir: &Path, bin: &Path, script: &str) -> Command {
         .current_dir(dir)
         .env("PATH", path)
         .env("HOME", dir);
-    for name in [
-        "REACTOR_TOKEN",
-        "REACTOR_TOKEN_FILE",
-        "REACTOR_SERVER",
-        "REACTOR_KUBECONFIG",
-        "REACTOR_CA",
-        "REACTOR_AGENT",
-        "REACTOR_JOIN_TOKEN",
-    ] {
-        command.env_remove(name);
-    }
+    reactor_testkit::without_client_env(&mut command);
     command
 }
 
