@@ -84,7 +84,7 @@ async fn keep_in_step(
                     tracing::info!(component = %name, %descriptor, "descriptor removed");
                 }
             }
-            ComponentEvent::Loaded { .. } => {}
+            ComponentEvent::Loaded { .. } | ComponentEvent::Shadowing { .. } => {}
         }
     }
 }

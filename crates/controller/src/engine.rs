@@ -192,6 +192,12 @@ impl Engine {
                             engine.roll_out(&runtime, &name, version, previous);
                         }
                     }
+                    // A shadow compares on every object now, not only as events come.
+                    Ok(ComponentEvent::Shadowing { name, .. }) => {
+                        if let Some(attached) = engine.attached().get(&name) {
+                            attached.controller.run_all_again();
+                        }
+                    }
                     Ok(ComponentEvent::Unloaded { name }) => {
                         engine.versions.lock().remove(&name);
                         engine.detach(&name);

@@ -44,13 +44,18 @@ fn check_kind(kind: &str) -> Result<(), GuestStoreError> {
 }
 
 impl EngineHost {
-    /// What a callback reads and writes through: its pending writes (see `pending`).
+    /// What a callback reads and writes through: its pending writes (see `pending`). A
+    /// shadow's call never writes to the store: without its pending writes (a call outside
+    /// the run the engine opened for it) it gets writes that hold nothing and land nowhere.
     fn store(&self, caller: InCallback<'_>) -> Arc<dyn Store> {
         let primary = caller.primary;
-        self.context.store_for(
-            caller.component,
-            &ObjectKey::new(&primary.kind, &primary.name),
-        )
+        let key = ObjectKey::new(&primary.kind, &primary.name);
+        let name = callback_name(caller);
+        match self.context.callbacks.find(&name, &key) {
+            Some(pending) => pending,
+            None if caller.shadow => Arc::new(Pending::new(self.context.store.clone(), 0)),
+            None => self.context.store.clone(),
+        }
     }
 
     /// The pending writes of the callback `caller` is in, if any.
@@ -58,7 +63,7 @@ impl EngineHost {
         let inside = caller.in_callback()?;
         let primary = inside.primary;
         self.context.callbacks.find(
-            inside.component,
+            &callback_name(inside),
             &ObjectKey::new(&primary.kind, &primary.name),
         )
     }
@@ -305,6 +310,21 @@ impl ControllerHost for EngineHost {
             .collect();
         Ok(statuses)
     }
+}
+
+/// The name a callback's pending writes are kept under: the component's, or for a shadow
+/// version's call [`shadow_callback_name`] of it.
+fn callback_name(caller: InCallback<'_>) -> std::borrow::Cow<'_, str> {
+    match caller.shadow {
+        true => shadow_callback_name(caller.component).into(),
+        false => caller.component.into(),
+    }
+}
+
+/// Where the shadow version of `component` keeps a callback's writes, beside the serving
+/// version's: a name no component has (a file name cannot hold `/`).
+pub fn shadow_callback_name(component: &str) -> String {
+    format!("{component}/shadow")
 }
 
 /// The owner of what a callback publishes: its primary object.

@@ -32,6 +32,7 @@ mod rollout_steps;
 mod runtime_sink;
 mod secondary;
 mod settle;
+mod shadow;
 pub mod status;
 mod trigger;
 mod wasm;

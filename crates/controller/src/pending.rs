@@ -129,6 +129,14 @@ impl Pending {
         std::mem::take(&mut self.state.lock().writes)
     }
 
+    /// Every object the callback's writes touched, as they left it (`None`: removed).
+    pub fn touched(&self) -> Vec<(ObjectKey, Option<Arc<Object>>)> {
+        let state = self.state.lock();
+        (state.objects.iter())
+            .map(|(key, object)| (key.clone(), object.clone()))
+            .collect()
+    }
+
     /// What the callback's writes made of `key`, if they touched it (`Some(None)`: removed).
     pub fn staged(&self, key: &ObjectKey) -> Option<Option<Object>> {
         let state = self.state.lock();

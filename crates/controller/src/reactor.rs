@@ -2,9 +2,10 @@
 //! native Rust (the benchmarks' baseline).
 
 use async_trait::async_trait;
+pub use reactor_core::component::ShadowOutcome;
 use reactor_core::object::Object;
 use reactor_nimbus::AgentReport;
-pub use reactor_runtime::Watch;
+pub use reactor_runtime::{ShadowStep, Watch};
 use std::time::Duration;
 
 /// How a reactor describes itself.
@@ -54,6 +55,25 @@ pub trait Reactor: Send + Sync + 'static {
     /// runs on that version; `None` for a reactor without versions (native Rust).
     fn pin(&self) -> Option<(std::sync::Arc<dyn Reactor>, String)> {
         None
+    }
+
+    /// The version held as a shadow beside the serving one (see `shadow`), with its sha256
+    /// and a reactor whose calls run on it as a shadow's: the host keeps their writes apart
+    /// and never commits them. `None` when none is, and for a native reactor.
+    fn shadow(&self) -> Option<(std::sync::Arc<dyn Reactor>, String)> {
+        None
+    }
+
+    /// Counts how shadow `sha256` did on `object` (`Kind/name`) against the serving
+    /// version. Answers what follows.
+    async fn shadow_compared(
+        &self,
+        sha256: &str,
+        object: &str,
+        outcome: ShadowOutcome,
+    ) -> ShadowStep {
+        let _ = (sha256, object, outcome);
+        ShadowStep::Running
     }
 
     /// Admission: `Err(message)` refuses an apply, and the user sees the message.

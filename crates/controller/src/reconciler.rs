@@ -126,6 +126,21 @@ impl Reconciler {
         }
     }
 
+    /// Runs every object of the reactor's kinds this replica owns again, in the slow lane at
+    /// the rollout's pace (a failing one keeps its own retries): a version just held as a
+    /// shadow compares on all of them.
+    pub fn run_all_again(&self) {
+        for reflector in self.run.reflectors.values() {
+            for name in reflector.names() {
+                let key = ObjectKey::new(reflector.kind(), &name);
+                if self.run.context.locks.owns(&key) && self.run.queue.failures(&key) == 0 {
+                    self.run.keys.force(&key);
+                    self.run.queue.add_slow(key);
+                }
+            }
+        }
+    }
+
     pub fn info(&self) -> &ReactorInfo {
         &self.run.info
     }

@@ -1,7 +1,7 @@
 //! A WASM controller component as a [`Reactor`]: hands objects and reports to the component
 //! and turns traps, deadlines and memory caps into retryable failures.
 
-use super::reactor::{Action, Failure, Reaction, Reactor, ReactorInfo};
+use super::reactor::{Action, Failure, Reaction, Reactor, ReactorInfo, ShadowOutcome, ShadowStep};
 use async_trait::async_trait;
 use reactor_core::object::Object;
 use reactor_nimbus::{AgentReport, ReportState};
@@ -73,6 +73,24 @@ impl Reactor for WasmReactor {
             info: self.info.clone(),
         };
         Some((std::sync::Arc::new(pinned), version))
+    }
+
+    fn shadow(&self) -> Option<(std::sync::Arc<dyn Reactor>, String)> {
+        let (handle, sha256) = self.handle.shadow()?;
+        let shadow = WasmReactor {
+            handle,
+            info: self.info.clone(),
+        };
+        Some((std::sync::Arc::new(shadow), sha256))
+    }
+
+    async fn shadow_compared(
+        &self,
+        sha256: &str,
+        object: &str,
+        outcome: ShadowOutcome,
+    ) -> ShadowStep {
+        self.handle.shadow_compared(sha256, object, outcome).await
     }
 
     async fn validate(&self, object: &Object) -> Result<(), String> {

@@ -5,11 +5,13 @@
 use super::attachment::Attachment;
 use super::decide::{Decision, decide};
 use super::finalizers::{self, finalizer_of};
+use super::host_imports::shadow_callback_name;
 use super::key_state::RunStart;
 use super::outcome::{self, Ran};
 use super::pending::{CACHE_WAIT, CachedReads, Pending};
-use super::reactor::{Action, Failure, Reaction};
+use super::reactor::{Action, Failure, Reaction, Reactor};
 use super::rollout_steps;
+use super::shadow::{Run as ShadowRun, Verdicts, compare};
 use reactor_core::object::{Object, ObjectKey};
 use std::sync::Arc;
 use tracing::Instrument;
@@ -93,28 +95,13 @@ async fn attempt_run(
 ) -> Ran {
     let name = run.info.name.as_str();
     // Everything this run writes lands in one transaction at its end, or not at all.
-    let mut pending = Pending::new(run.context.store.clone(), run.options.max_writes);
-    if cached {
-        pending = pending.reading_from(CachedReads {
-            reflectors: run.context.reflectors.clone(),
-            committed_at: run.keys.committed_at(key),
-        });
-    }
-    let pending = Arc::new(pending);
-    if let Some(object) = &current {
-        pending.seed(object);
-    }
-    // Decided from `current`: if the store moved on meanwhile, nothing lands and it runs again.
-    pending.require(key, current.as_ref().map(|o| o.meta.revision));
-    if run.info.handles_delete
-        && let Some(object) = &current
-        && !object.meta.deleting
-        && !object.meta.finalizers.contains(&finalizer_of(name))
-        && let Err(e) = finalizers::add(pending.as_ref(), object, name).await
-    {
-        outcome::retry(run, key, &format!("cannot add the finalizer: {e}")).await;
-        return Ran::Done;
-    }
+    let pending = match open_pending(run, key, current.as_ref(), cached).await {
+        Ok(pending) => pending,
+        Err(message) => {
+            outcome::retry(run, key, &message).await;
+            return Ran::Done;
+        }
+    };
     let finalizer_pending = !start.delete_handled
         && current
             .as_ref()
@@ -132,38 +119,85 @@ async fn attempt_run(
         Some((pinned, version)) => (pinned, Some(version)),
         None => (run.reactor(), None),
     };
-    let reaction = {
-        let _open = run.context.callbacks.open(name, key, pending.clone());
-        match &decision {
-            Decision::Nothing => {
-                run.queue.forget(key);
-                if current.is_none() {
-                    run.keys.forget_gone(key);
-                }
-                // A finalizer put back, if a user removed it.
-                let ran = outcome::commit_alone(run, key, &pending).await;
-                if matches!(ran, Ran::Done) {
-                    rollout_steps::after_run(run, key, None, false);
-                }
-                return ran;
-            }
-            Decision::Create => match &current {
-                Some(object) => reactor.on_create(object).await,
-                None => return Ran::Done,
-            },
-            Decision::Update { old } => match &current {
-                Some(object) => reactor.on_update(old, object).await,
-                None => return Ran::Done,
-            },
-            Decision::Delete { last } => reactor.on_delete(last).await,
-            Decision::Release => Ok(Action::Done),
+    if matches!(decision, Decision::Nothing) {
+        run.queue.forget(key);
+        if current.is_none() {
+            run.keys.forget_gone(key);
         }
+        // A finalizer put back, if a user removed it.
+        let _open = run.context.callbacks.open(name, key, pending.clone());
+        let ran = outcome::commit_alone(run, key, &pending).await;
+        if matches!(ran, Ran::Done) {
+            rollout_steps::after_run(run, key, None, false);
+        }
+        return ran;
+    }
+    // A version running as a shadow runs the same callback on the same state beside it, its
+    // writes kept apart (under another name) and never committed.
+    let shadow_name = shadow_callback_name(name);
+    let shadow = match run.reactor().shadow() {
+        Some((reactor, sha256)) if !matches!(decision, Decision::Release) => {
+            match open_pending(run, key, current.as_ref(), cached).await {
+                Ok(pending) => Some((reactor, sha256, pending)),
+                Err(_) => None,
+            }
+        }
+        _ => None,
+    };
+    let (reaction, shadowed) = {
+        let _open = run.context.callbacks.open(name, key, pending.clone());
+        let serving = call(reactor.as_ref(), &decision, current.as_deref());
+        match &shadow {
+            Some((shadow, _, shadow_pending)) => {
+                let _shadow_open =
+                    (run.context.callbacks).open(&shadow_name, key, shadow_pending.clone());
+                let beside = call(shadow.as_ref(), &decision, current.as_deref());
+                let (reaction, shadowed) = tokio::join!(serving, beside);
+                (reaction, shadowed)
+            }
+            None => (serving.await, None),
+        }
+    };
+    let Some(reaction) = reaction else {
+        return Ran::Done;
     };
     // A callback refused a write for its limit fails for good, whatever it returned.
     let reaction = match pending.over_limit() {
         Some(message) => Err(Failure::Permanent(message)),
         None => reaction,
     };
+    // The shadow's verdict on this object: only against a serving run that succeeded (a
+    // failed one commits nothing to compare with).
+    if let (Some((_, sha256, shadow_pending)), Some(shadowed), Ok(_)) =
+        (shadow, shadowed, &reaction)
+    {
+        let shadowed = match shadow_pending.over_limit() {
+            Some(message) => Err(Failure::Permanent(message)),
+            None => shadowed,
+        };
+        let outcome = compare(
+            ShadowRun {
+                reaction: &reaction,
+                pending: &pending,
+            },
+            ShadowRun {
+                reaction: &shadowed,
+                pending: &shadow_pending,
+            },
+        );
+        let verdicts = Verdicts {
+            component: name.to_owned(),
+            events: run.context.events.clone(),
+            store: run.context.store.clone(),
+        };
+        // Counted off the object's path: a promotion waits for the component's loads.
+        let (serving, object) = (run.reactor(), key.clone());
+        tokio::spawn(async move {
+            verdicts
+                .judge(serving.as_ref(), &sha256, &object, outcome)
+                .await
+        });
+    }
     let seconds = started.elapsed().as_secs_f64();
     metrics::histogram!(reactor_core::metrics::RECONCILE_TIME, "component" => name.to_owned())
         .record(seconds);
@@ -196,6 +230,57 @@ async fn attempt_run(
         }
     }
     ran
+}
+
+/// The pending writes of a run of `key` decided from `current`: seeded with it, committing
+/// only if the store still holds it, with the reactor's finalizer added where it needs one.
+/// `cached`: reads come from the engine's caches (a first attempt). Errs with why the
+/// finalizer could not be added.
+async fn open_pending(
+    run: &Attachment,
+    key: &ObjectKey,
+    current: Option<&Arc<Object>>,
+    cached: bool,
+) -> Result<Arc<Pending>, String> {
+    let name = run.info.name.as_str();
+    let mut pending = Pending::new(run.context.store.clone(), run.options.max_writes);
+    if cached {
+        pending = pending.reading_from(CachedReads {
+            reflectors: run.context.reflectors.clone(),
+            committed_at: run.keys.committed_at(key),
+        });
+    }
+    let pending = Arc::new(pending);
+    if let Some(object) = current {
+        pending.seed(object);
+    }
+    // Decided from `current`: if the store moved on meanwhile, nothing lands and it runs again.
+    pending.require(key, current.map(|o| o.meta.revision));
+    if run.info.handles_delete
+        && let Some(object) = current
+        && !object.meta.deleting
+        && !object.meta.finalizers.contains(&finalizer_of(name))
+    {
+        finalizers::add(pending.as_ref(), object, name)
+            .await
+            .map_err(|e| format!("cannot add the finalizer: {e}"))?;
+    }
+    Ok(pending)
+}
+
+/// Runs the callback `decision` names on `reactor`; `None` when its object is gone.
+async fn call(
+    reactor: &dyn Reactor,
+    decision: &Decision,
+    current: Option<&Object>,
+) -> Option<Reaction> {
+    match decision {
+        Decision::Create => Some(reactor.on_create(current?).await),
+        Decision::Update { old } => Some(reactor.on_update(old, current?).await),
+        Decision::Delete { last } => Some(reactor.on_delete(last).await),
+        Decision::Release => Some(Ok(Action::Done)),
+        Decision::Nothing => None,
+    }
 }
 
 /// Hands a callback's result, from `version`, to the outcome rules, which commit its writes

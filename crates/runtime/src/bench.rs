@@ -136,6 +136,7 @@ pub async fn call_vs_native(
             kind: obj.kind.clone(),
             name: obj.name.clone(),
         }),
+        shadow: false,
     };
     let mut native = Vec::with_capacity(samples);
     for i in 0..samples as u64 {

@@ -26,6 +26,13 @@ pub enum ComponentEvent {
         /// Why.
         error: String,
     },
+    /// A new version runs as a shadow beside the serving one (which serves on).
+    Shadowing {
+        /// Component name.
+        name: String,
+        /// sha256 of the shadow version.
+        sha256: String,
+    },
     /// The component was detached.
     Unloaded {
         /// Component name.

@@ -143,6 +143,9 @@ pub enum RuntimeError {
     /// An approval was asked for a component with no version waiting.
     #[error("component {0} has no version waiting for approval")]
     NothingWaiting(String),
+    /// A promotion was asked for a component with no version running as a shadow.
+    #[error("component {0} has no version running as a shadow")]
+    NoShadow(String),
     /// A component name that cannot be a file name.
     #[error("invalid component name {0:?}: use letters, digits, '-' and '_'")]
     InvalidName(String),

@@ -11,8 +11,10 @@ use super::legacy::recast;
 use super::loader::Loader;
 use super::registry::Serving;
 use super::rollout_info::version_of;
+use super::shadow::ShadowStep;
 use super::state::HostState;
 use super::world::World;
+use reactor_core::component::ShadowOutcome;
 use std::sync::Arc;
 use wasmtime::Store;
 
@@ -49,6 +51,8 @@ pub struct ControllerHandle {
     pub(crate) name: String,
     /// Set by [`ControllerHandle::pin`]: every call runs on this version.
     pub(crate) pinned: Option<Arc<Serving>>,
+    /// Set by [`ControllerHandle::shadow`]: the pinned version runs as a shadow.
+    pub(crate) shadow: bool,
 }
 
 impl std::fmt::Debug for ControllerHandle {
@@ -66,8 +70,9 @@ macro_rules! reactor_call {
         let serving = $self.resolve()?;
         serving
             .loaded
-            .call(
+            .call_as(
                 $primary,
+                $self.shadow,
                 |exports: &Exports, $store: &mut Store<HostState>| -> CallFuture<'_, _> {
                     Box::pin(async move {
                         match exports {
@@ -111,8 +116,39 @@ impl ControllerHandle {
             inner: self.inner.clone(),
             name: self.name.clone(),
             pinned: Some(serving),
+            shadow: false,
         };
         Some((handle, version))
+    }
+
+    /// A handle on the version held as a shadow beside the one serving (see
+    /// `components.NAME.rollout.shadow`), with its sha256; `None` if none is. Its calls are
+    /// marked as a shadow's, so the host keeps their writes apart and never commits them.
+    pub fn shadow(&self) -> Option<(ControllerHandle, String)> {
+        let slot = self.inner.slots.get(&self.name)?;
+        let serving = slot.shadow.lock().as_ref()?.running()?;
+        let sha256 = serving.loaded.sha256.clone();
+        let handle = ControllerHandle {
+            inner: self.inner.clone(),
+            name: self.name.clone(),
+            pinned: Some(serving),
+            shadow: true,
+        };
+        Some((handle, sha256))
+    }
+
+    /// Counts how the shadow version `sha256` did on `object` against the serving version.
+    /// Answers what follows: the shadow runs on, was promoted (it serves now), or was
+    /// dropped (the rejection to record).
+    pub async fn shadow_compared(
+        &self,
+        sha256: &str,
+        object: &str,
+        outcome: ShadowOutcome,
+    ) -> ShadowStep {
+        self.inner
+            .shadow_compared(&self.name, sha256, object, outcome)
+            .await
     }
 
     /// What the version in service said of itself when it was loaded (not a call).

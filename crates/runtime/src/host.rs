@@ -26,6 +26,8 @@ pub struct Caller {
     pub component: String,
     /// The object the host locked for this callback.
     pub primary: Option<ObjectRef>,
+    /// Whether the version called runs as a shadow: its writes must never reach the store.
+    pub shadow: bool,
 }
 
 impl Caller {
@@ -34,6 +36,7 @@ impl Caller {
         Some(InCallback {
             component: &self.component,
             primary: self.primary.as_ref()?,
+            shadow: self.shadow,
         })
     }
 }
@@ -45,6 +48,8 @@ pub struct InCallback<'a> {
     pub component: &'a str,
     /// The primary object of the callback.
     pub primary: &'a ObjectRef,
+    /// Whether the version called runs as a shadow (see [`Caller::shadow`]).
+    pub shadow: bool,
 }
 
 /// The store and Nimbus as components see them. Reads get the [`Caller`]; writes and Nimbus

@@ -170,6 +170,20 @@ impl Loaded {
     where
         F: for<'a> FnOnce(&'a Exports, &'a mut Store<HostState>) -> CallFuture<'a, R>,
     {
+        self.call_as(primary, false, call).await
+    }
+
+    /// [`Loaded::call`], marking the call as one of a shadow (`shadow`) when it is: its host
+    /// calls then write only where the host keeps a shadow's writes.
+    pub(crate) async fn call_as<R, F>(
+        &self,
+        primary: Option<ObjectRef>,
+        shadow: bool,
+        call: F,
+    ) -> Result<R, CallError>
+    where
+        F: for<'a> FnOnce(&'a Exports, &'a mut Store<HostState>) -> CallFuture<'a, R>,
+    {
         let _permit = self
             .permits
             .acquire()
@@ -187,6 +201,7 @@ impl Loaded {
         {
             let data = warm.store.data_mut();
             data.caller.primary = primary;
+            data.caller.shadow = shadow;
             data.deadline = Some(Instant::now() + deadline);
             data.limiter.hit_memory_cap = false;
             data.usage = CallUsage::default();

@@ -107,6 +107,7 @@ mod rollout;
 mod rollout_info;
 mod runtime_config;
 pub mod settings;
+mod shadow;
 mod state;
 mod stdio;
 mod store;
@@ -137,6 +138,7 @@ pub use settings::{
     Access, ComponentSettings, DirGrant, Grants, Limits, Merge, RegistrySettings, RolloutSettings,
     RuntimeSettings, SupplySettings, TrustSettings,
 };
+pub use shadow::ShadowStep;
 pub use world::World;
 
 use loader::Loader;
@@ -255,6 +257,7 @@ impl Runtime {
             inner: self.inner.clone(),
             name: name.to_owned(),
             pinned: None,
+            shadow: false,
         }
     }
 

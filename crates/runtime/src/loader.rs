@@ -154,6 +154,8 @@ impl Loader {
         }
         slot.set_error(None);
         *slot.waiting.lock() = None;
+        // A shadow ends when any version is swapped in (itself, promoted, included).
+        *slot.shadow.lock() = None;
         metrics::counter!(reactor_core::metrics::COMPONENT_LOADS, "component" => name.clone())
             .increment(1);
         tracing::info!(component = %name, %sha256, code = source, elapsed_ms = started.elapsed().as_millis() as u64, "component loaded");
@@ -205,6 +207,8 @@ impl Loader {
             && current.loaded.file == path
         {
             *slot.waiting.lock() = None;
+            // The file is the serving version again: a shadow of another is over.
+            *slot.shadow.lock() = None;
             return Ok(None);
         }
         if is_core_module(&bytes) {
@@ -260,10 +264,22 @@ impl Loader {
             }
             None => bytes,
         };
-        self.compiler
-            .prepare(slot, path, bytes, sha256, declared, effective)
-            .await
-            .map(|serving| Some(Arc::new(serving)))
+        let shadow = self.settings.read().shadow(&slot.name);
+        let serving = Arc::new(
+            self.compiler
+                .prepare(slot, path, bytes, sha256, declared, effective)
+                .await?,
+        );
+        // A new version of a component that asks for it runs as a shadow first, when a
+        // version serves to compare it with.
+        if let Some(shadow) = shadow.filter(|_| slot.world == World::Controller)
+            && (slot.current.load().as_ref())
+                .is_some_and(|current| current.loaded.sha256 != serving.loaded.sha256)
+        {
+            self.hold_shadow(slot, serving, shadow.objects);
+            return Ok(None);
+        }
+        Ok(Some(serving))
     }
 
     /// What version `sha256` of `slot`, declaring `declared`, may do beyond what the version

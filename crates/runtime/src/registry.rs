@@ -6,6 +6,7 @@
 use super::described::Described;
 use super::instance::{Counters, Loaded};
 use super::rollout_info::{Rejection, RolloutInfo};
+use super::shadow::Shadowing;
 use super::world::World;
 use arc_swap::ArcSwapOption;
 use parking_lot::{Mutex, RwLock};
@@ -187,6 +188,7 @@ impl Ignored {
                 permissions: None,
                 waiting: None,
                 compiling: None,
+                shadow: None,
                 usage: None,
             })
             .collect()
@@ -211,6 +213,8 @@ pub(crate) struct Slot {
     pub(crate) waiting: Mutex<Option<Waiting>>,
     /// The sha256 of the version being compiled, linked and described now.
     pub(crate) compiling: Mutex<Option<String>>,
+    /// A new version running as a shadow beside `current`, or the last one dropped.
+    pub(crate) shadow: Mutex<Option<Shadowing>>,
     pub(crate) counters: Arc<Counters>,
     /// Serializes loads of this component.
     pub(crate) loading: tokio::sync::Mutex<()>,
@@ -240,6 +244,7 @@ impl Slot {
             source_error: Mutex::new(None),
             waiting: Mutex::new(None),
             compiling: Mutex::new(None),
+            shadow: Mutex::new(None),
             counters: Arc::new(Counters::default()),
             loading: tokio::sync::Mutex::new(()),
         }
@@ -287,6 +292,7 @@ impl Slot {
             permissions: current.as_ref().and_then(|s| s.declared.clone()),
             waiting: self.waiting.lock().clone(),
             compiling: self.compiling.lock().clone(),
+            shadow: self.shadow.lock().as_ref().map(Shadowing::info),
             usage: current.as_ref().map(|s| s.loaded.totals.snapshot()),
         }
     }

@@ -12,7 +12,7 @@ use std::time::Instant;
 impl Loader {
     /// Records `rejection` for `name`; if its version serves, puts what serves instead in its
     /// place, or stops serving `name` when nothing can (the error says why).
-    async fn reject(&self, name: &str, rejection: Rejection) {
+    pub(crate) async fn reject(&self, name: &str, rejection: Rejection) {
         self.slots.set_rejection(name, rejection.clone());
         let Some(slot) = self.slots.get(name) else {
             return;

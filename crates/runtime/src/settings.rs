@@ -14,6 +14,8 @@
 //!     grants:
 //!       dirs:
 //!         - {host: /var/lib/policy, guest: /data, mode: ro}
+//!     rollout:            # how its new versions earn service (optional)
+//!       shadow: {objects: 20}  # run beside the serving one first, committing nothing
 //!   policy-oci:           # a component pulled from an OCI registry (see `supply_settings`)
 //!     source: oci://registry.example:5000/policies/policy:v1   # or …@sha256:HEX
 //! supply:                 # registries: pace, timeout, plain HTTP, CA, credentials file
@@ -107,6 +109,35 @@ pub struct ComponentSettings {
     /// registry rather than read from the components folder.
     #[serde(default)]
     pub source: Option<String>,
+    /// How a new version of this component earns service.
+    #[serde(default)]
+    pub rollout: Option<ComponentRollout>,
+}
+
+/// A component's own `rollout` section.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComponentRollout {
+    /// Run a new version as a shadow first: beside the serving one, on the same events,
+    /// committing nothing, its would-be writes compared with the serving version's.
+    #[serde(default)]
+    pub shadow: Option<ShadowSettings>,
+}
+
+/// How long a shadow runs before it is promoted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShadowSettings {
+    /// Objects on which the shadow's writes must match the serving version's (and none
+    /// differ) before it is promoted; at least 1.
+    #[serde(default = "ShadowSettings::default_objects")]
+    pub objects: u64,
+}
+
+impl ShadowSettings {
+    fn default_objects() -> u64 {
+        10
+    }
 }
 
 /// Limits of one component.
@@ -199,6 +230,15 @@ impl RuntimeSettings {
         };
         let settings: Self = serde_yaml_ng::from_str(text).map_err(|e| error(e.to_string()))?;
         settings.rollout.check().map_err(error)?;
+        for (name, entry) in &settings.components {
+            if let Some(shadow) = entry.rollout.and_then(|r| r.shadow)
+                && shadow.objects == 0
+            {
+                return Err(error(format!(
+                    "components.{name}.rollout.shadow.objects: must be at least 1, got 0"
+                )));
+            }
+        }
         Ok(settings)
     }
 
@@ -228,6 +268,11 @@ impl RuntimeSettings {
             },
             grants: entry.map(|e| e.grants.clone()).unwrap_or_default(),
         }
+    }
+
+    /// Whether and how component `name`'s new versions run as a shadow first.
+    pub fn shadow(&self, name: &str) -> Option<ShadowSettings> {
+        self.components.get(name)?.rollout?.shadow
     }
 
     /// Merges `newer` into `self` the way a config set does: an entry replaces the one in
@@ -284,6 +329,20 @@ mod tests {
 
     fn parse(text: &str) -> Result<RuntimeSettings, RuntimeError> {
         RuntimeSettings::from_yaml(Path::new("test.yaml"), text)
+    }
+
+    #[test]
+    fn a_components_shadow_is_read_with_its_default_and_zero_objects_is_refused() {
+        let settings =
+            parse("components:\n  a:\n    rollout: {shadow: {}}\n  b: {}\n").expect("valid config");
+        assert_eq!(settings.shadow("a"), Some(ShadowSettings { objects: 10 }));
+        assert_eq!(settings.shadow("b"), None);
+        let err = parse("components:\n  a:\n    rollout: {shadow: {objects: 0}}\n")
+            .expect_err("no objects");
+        assert_eq!(
+            err.to_string(),
+            "config test.yaml: components.a.rollout.shadow.objects: must be at least 1, got 0"
+        );
     }
 
     #[test]

@@ -125,6 +125,7 @@ pub(crate) fn new_store(
         caller: Caller {
             component: spec.component.to_string(),
             primary: None,
+            shadow: false,
         },
         config: spec.effective.config.clone(),
         config_revision: spec.effective.revision,

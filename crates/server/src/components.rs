@@ -176,7 +176,8 @@ pub async fn clear_rollback(
 
 /// Approves the version of a component held because it declares more permissions than the
 /// version serving: the approval is recorded in the store, so it survives a restart and every
-/// server sharing the store loads that version. Answers the component as it is then.
+/// server sharing the store loads that version. A version running as a shadow is promoted
+/// instead (on this server). Answers the component as it is then.
 #[utoipa::path(
     operation_id = "approveComponent",
     post,
@@ -191,6 +192,20 @@ pub async fn approve(
     Path(name): Path<String>,
 ) -> Result<Json<ComponentInfo>, ApiError> {
     let api = api(&state)?;
+    // A version running as a shadow is promoted at once (on this server: each compares on
+    // the objects it owns).
+    if api.runtime.has_shadow(&name) {
+        api.runtime
+            .promote_shadow(&name)
+            .await
+            .map_err(|e| ApiError::not_found(e.to_string()))?;
+        tracing::info!(component = %name, by = %caller, "shadow promoted by an admin");
+        return api
+            .runtime
+            .component(&name)
+            .map(Json)
+            .ok_or_else(|| ApiError::not_found(format!("component {name} not found")));
+    }
     let approval = api
         .runtime
         .approval_for(&name)

@@ -34,7 +34,8 @@ pub enum ComponentCommand {
     /// folders) in its reactor-permissions section; the host refuses any other call.
     Annotate(AnnotateArgs),
     /// Let the version of NAME waiting for its wider declaration serve (admins only): the
-    /// approval is recorded in the store, for every server sharing it.
+    /// approval is recorded in the store, for every server sharing it. A version of NAME
+    /// running as a shadow is promoted instead, on the server asked.
     Approve {
         /// The component (its file name without `.wasm`).
         name: String,

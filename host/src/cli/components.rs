@@ -52,8 +52,12 @@ pub async fn run(args: ComponentsArgs, global: &ClientArgs) -> anyhow::Result<()
     Ok(())
 }
 
-/// The rollout cell: `rolled back: <why>`, `rolled N/M`, `canary N/M` or `-`.
+/// The rollout cell: a shadow running, `rolled back: <why>`, `rolled N/M`, `canary N/M`
+/// or `-`.
 fn rollout(c: &ComponentInfo) -> String {
+    if let Some(shadow) = c.shadow.as_ref().filter(|s| !s.dropped) {
+        return shadow.cell();
+    }
     if let Some(why) = &c.rolled_back {
         return format!("rolled back: {why}");
     }

@@ -91,6 +91,36 @@ fn text(c: &ComponentInfo) -> anyhow::Result<String> {
             )?;
         }
     }
+    match &c.shadow {
+        None => writeln!(out, "Shadow:       <none>")?,
+        Some(shadow) => {
+            writeln!(out, "Shadow:")?;
+            writeln!(out, "  version:    {}", version_of(&shadow.sha256))?;
+            let state = match shadow.dropped {
+                true => "dropped: its writes differed",
+                false => "running beside the serving version, committing nothing",
+            };
+            writeln!(out, "  state:      {state}")?;
+            writeln!(
+                out,
+                "  compared:   {} matched, {} differed, of {} needed",
+                shadow.matched, shadow.differed, shadow.needed
+            )?;
+            for diff in &shadow.diffs {
+                writeln!(out, "  differed on {}:", diff.object)?;
+                for line in &diff.lines {
+                    writeln!(out, "    {line}")?;
+                }
+            }
+            if !shadow.dropped {
+                writeln!(
+                    out,
+                    "  promote:    reactor-host component approve {}",
+                    c.name
+                )?;
+            }
+        }
+    }
     writeln!(out, "Calls:        {} ({} trapped)", c.calls, c.traps)?;
     writeln!(out, "Last error:   {}", or_none(c.error.clone()))?;
     Ok(out)

@@ -19,5 +19,6 @@ mod openapi;
 pub mod ownership;
 mod permissions;
 mod reconcile_commit;
+mod shadow;
 mod status_api;
 mod trust;

@@ -3,6 +3,7 @@
 use super::described::Described;
 use super::permissions::{Permissions, Waiting};
 use super::rollout_info::RolloutInfo;
+use super::shadow::ShadowInfo;
 use super::usage::Usage;
 use super::world::World;
 use serde::{Deserialize, Serialize};
@@ -71,6 +72,10 @@ pub struct ComponentInfo {
     /// version serving, if any, serves meanwhile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compiling: Option<String>,
+    /// A new version run beside the serving one on the same events, committing nothing,
+    /// until it is promoted or dropped (a component's `rollout: {shadow: ...}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<ShadowInfo>,
     /// What the serving version has cost since it loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,

@@ -5,6 +5,7 @@ pub mod described;
 pub mod info;
 pub mod permissions;
 pub mod rollout_info;
+pub mod shadow;
 pub mod usage;
 pub mod world;
 
@@ -12,5 +13,6 @@ pub use described::{Described, DescriptorDescription, ReactorDescription, Watch}
 pub use info::{ComponentInfo, ComponentState};
 pub use permissions::{Approval, Permissions, Waiting};
 pub use rollout_info::{Rejection, RolloutInfo, RolloutPhase, version_of};
+pub use shadow::{SHADOW_DIFFS_KEPT, ShadowDiff, ShadowInfo, ShadowOutcome};
 pub use usage::Usage;
 pub use world::World;

@@ -1,0 +1,179 @@
+//! Shadow runs through the real binary (issue 37, part 4): with `rollout: {shadow: ...}` in a
+//! component's entry, a new version first runs beside the serving one on every object,
+//! committing nothing. One whose writes match is promoted (and then rolls out); one whose
+//! writes differ, or that traps, is dropped as a rollback with its diff shown, and the
+//! serving version's writes are all that ever landed.
+
+use reactor_testkit::policy::apply;
+use reactor_testkit::{Host, built, eventually, get_json, stderr, stdout};
+use serde_json::Value;
+
+/// `bytes` with a custom section added: the same code under another sha256, as a rebuild
+/// that changes nothing the guest does.
+fn another_build(mut bytes: Vec<u8>) -> Vec<u8> {
+    let (name, payload) = (b"rebuilt", b"same code");
+    let size = 1 + name.len() + payload.len();
+    bytes.push(0); // a custom section
+    bytes.push(u8::try_from(size).expect("a short section"));
+    bytes.push(u8::try_from(name.len()).expect("a short name"));
+    bytes.extend_from_slice(name);
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    (sha2::Sha256::digest(bytes).iter())
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Puts `bytes` in the server's folder as component `name` (renamed in, as a deploy would);
+/// answers their sha256.
+fn deploy(host: &Host, name: &str, bytes: &[u8]) -> String {
+    let dir = host.components_dir();
+    std::fs::create_dir_all(&dir).expect("components folder");
+    let tmp = dir.join(format!(".{name}.wasm.tmp"));
+    std::fs::write(&tmp, bytes).expect("write the version");
+    std::fs::rename(&tmp, dir.join(format!("{name}.wasm"))).expect("rename in");
+    sha256(bytes)
+}
+
+fn built_bytes(guest: &str) -> Vec<u8> {
+    std::fs::read(built().join(format!("{guest}.wasm"))).expect("a built guest")
+}
+
+/// Component `name`'s row of `components -o json`.
+fn info(host: &Host, name: &str) -> Value {
+    let out = host.cli(&["components", "-o", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let all: Value = serde_json::from_slice(&out.stdout).expect("json");
+    all.as_array()
+        .and_then(|a| a.iter().find(|c| c["name"] == name).cloned())
+        .unwrap_or_default()
+}
+
+fn serving(host: &Host, name: &str, sha: &str) {
+    eventually(&format!("{name} serves {}", &sha[..12]), 120, || {
+        let info = info(host, name);
+        (info["sha256"] == sha && info["state"] == "ready").then_some(())
+    });
+}
+
+/// The reasons of component `name`'s events, oldest first.
+fn events(host: &Host, name: &str) -> Vec<String> {
+    let out = host.cli(&["events", "Component", name, "-o", "json"]);
+    let all: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    (all.as_array().into_iter().flatten())
+        .filter_map(|e| e["reason"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Each Echo's `status.version` (the guest that last committed it).
+fn echo_versions(host: &Host) -> Vec<Value> {
+    let listing = get_json(host, &["Echo"]);
+    (listing["items"].as_array().into_iter().flatten())
+        .map(|o| o["status"]["version"].clone())
+        .collect()
+}
+
+#[test]
+fn a_shadow_that_writes_the_same_is_promoted_and_one_that_differs_or_traps_is_dropped() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        "components:\n  tenant-rust:\n    rollout: {shadow: {objects: 2}}\n  versioned:\n    rollout: {shadow: {objects: 3}}\n",
+    )
+    .expect("config");
+    let config = config.to_str().expect("utf-8 path").to_owned();
+    let host = Host::start(&tmp.path().join("data"), &["--config", &config]);
+    let tenant = built_bytes("tenant-rust");
+    let tenant_v1 = deploy(&host, "tenant-rust", &tenant);
+    let echo_v1 = deploy(&host, "versioned", &built_bytes("version-1"));
+    serving(&host, "tenant-rust", &tenant_v1);
+    serving(&host, "versioned", &echo_v1);
+    apply(&host, "kind: Plan\nname: gold\nspec: {cpu: 2}\n");
+    for (name, namespaces) in [("t1", "[a]"), ("t2", "[b, c]")] {
+        apply(
+            &host,
+            &format!(
+                "kind: Tenant\nname: {name}\nspec: {{plan: gold, namespaces: {namespaces}}}\n"
+            ),
+        );
+    }
+    for i in 0..3 {
+        apply(
+            &host,
+            &format!("kind: Echo\nname: e{i}\nspec: {{n: {i}}}\n"),
+        );
+    }
+    eventually(
+        "the tenants are ready and the echoes reconciled",
+        60,
+        || {
+            let ready = ["t1", "t2"].iter().all(|t| {
+                host.object("Tenant", t)
+                    .is_some_and(|o| o["status"]["ready"] == true)
+            });
+            let echoed = echo_versions(&host);
+            (ready && echoed.len() == 3 && echoed.iter().all(|v| v == "version-1")).then_some(())
+        },
+    );
+
+    // The same code rebuilt: it runs beside the serving version on every object, matches on
+    // two, and serves.
+    let tenant_v2 = deploy(&host, "tenant-rust", &another_build(tenant));
+    serving(&host, "tenant-rust", &tenant_v2);
+    let promoted = events(&host, "tenant-rust");
+    assert!(
+        promoted.contains(&"ShadowPromoted".to_owned()),
+        "{promoted:?}"
+    );
+    assert_eq!(info(&host, "tenant-rust")["rolled_back"], Value::Null);
+
+    // A version that writes otherwise (its status names version-2): compared on the three
+    // echoes, dropped, and none of its writes landed.
+    let echo_v2 = deploy(&host, "versioned", &built_bytes("version-2"));
+    let dropped = eventually("version-2 is dropped as a shadow", 60, || {
+        let info = info(&host, "versioned");
+        (info["shadow"]["sha256"] == echo_v2.as_str() && info["shadow"]["dropped"] == true)
+            .then_some(info)
+    });
+    assert_eq!(dropped["sha256"], echo_v1.as_str(), "version-1 serves on");
+    assert_eq!(dropped["shadow"]["differed"], 3, "{dropped}");
+    let why = dropped["rolled_back"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("as a shadow its writes differed from the serving version's on 3 of 3"),
+        "{why}"
+    );
+    let lines = dropped["shadow"]["diffs"][0]["lines"].to_string();
+    assert!(
+        lines.contains(r#"status.version: \"version-1\" → \"version-2\""#),
+        "{lines}"
+    );
+    assert!(
+        echo_versions(&host).iter().all(|v| v == "version-1"),
+        "the shadow committed nothing: {:?}",
+        echo_versions(&host)
+    );
+    let described = stdout(&host.cli(&["describe", "component", "versioned"]));
+    assert!(described.contains("differed on Echo/e"), "{described}");
+    assert!(
+        events(&host, "versioned").contains(&"ShadowDropped".to_owned()),
+        "{:?}",
+        events(&host, "versioned")
+    );
+
+    // A version that traps costs the serving one nothing: dropped too.
+    let trap = deploy(&host, "versioned", &built_bytes("version-trap"));
+    let dropped = eventually("version-trap is dropped as a shadow", 60, || {
+        let info = info(&host, "versioned");
+        (info["shadow"]["sha256"] == trap.as_str() && info["shadow"]["dropped"] == true)
+            .then_some(info)
+    });
+    assert_eq!(dropped["sha256"], echo_v1.as_str(), "version-1 serves on");
+    let lines = dropped["shadow"]["diffs"][0]["lines"].to_string();
+    assert!(lines.contains("the shadow failed"), "{lines}");
+    assert!(echo_versions(&host).iter().all(|v| v == "version-1"));
+}
