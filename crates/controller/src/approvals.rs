@@ -2,17 +2,20 @@
 //! `ComponentApproval` object per component) and followed into the runtime, so that they
 //! survive a restart and every replica sharing the store loads the approved version.
 
+use super::records::{Followed, RecordKind, is_sha256, record_name, write_record};
+use async_trait::async_trait;
 use reactor_core::component::{Approval, Permissions};
-use reactor_core::object::{ApplyRequest, Object};
+use reactor_core::object::Object;
 use reactor_runtime::{Runtime, version_of};
-use reactor_store::{EventType, Follower, Listing, Store, StoreError, WatchEvent};
+use reactor_store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 /// The host's own kind of the approval records.
 pub const APPROVAL_KIND: &str = "ComponentApproval";
+
+/// What a record's name starts with when the component's name is not an object name.
+const RECORD_PREFIX: &str = "approval";
 
 /// Why an approval record could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -43,18 +46,6 @@ struct RecordSpec {
     approved_by: String,
 }
 
-/// The record's object name: the component's name when it is a valid object name, else
-/// `approval-` and a hash of it (component names may hold capitals and `_`).
-fn record_name(component: &str) -> String {
-    if reactor_core::object::validate_name(component).is_ok() {
-        return component.to_owned();
-    }
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(component.as_bytes());
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("approval-{hex}")
-}
-
 /// Records that `by` approved `approval` for `component`.
 pub async fn record_approval(
     store: &dyn Store,
@@ -69,27 +60,17 @@ pub async fn record_approval(
         permissions: approval.permissions.clone(),
         approved_by: by.to_owned(),
     };
-    let invalid = |message: String| ApprovalError::Invalid {
-        name: record_name(component),
-        message,
-    };
-    let request = ApplyRequest {
-        kind: APPROVAL_KIND.to_owned(),
-        name: record_name(component),
-        labels: BTreeMap::new(),
-        annotations: Default::default(),
-        spec: serde_json::to_value(&spec).map_err(|e| invalid(e.to_string()))?,
-        expected_revision: None,
-        owner: None,
-    };
-    store
-        .apply(vec![request])
+    let name = record_name(RECORD_PREFIX, component);
+    let spec = serde_json::to_value(&spec).map_err(|e| ApprovalError::Invalid {
+        name: name.clone(),
+        message: e.to_string(),
+    })?;
+    write_record(store, APPROVAL_KIND, name, spec)
         .await
         .map_err(|source| ApprovalError::Store {
             component: component.to_owned(),
             source,
-        })?;
-    Ok(())
+        })
 }
 
 /// The component and approval a record holds.
@@ -100,8 +81,7 @@ fn parse(object: &Object) -> Result<(String, Approval), ApprovalError> {
     };
     let spec: RecordSpec =
         serde_json::from_value(object.spec.clone()).map_err(|e| invalid(e.to_string()))?;
-    let hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
-    if spec.sha256.len() != 64 || !spec.sha256.chars().all(hex) {
+    if !is_sha256(&spec.sha256) {
         return Err(invalid(format!("{:?} is not a sha256", spec.sha256)));
     }
     let approval = Approval {
@@ -111,113 +91,42 @@ fn parse(object: &Object) -> Result<(String, Approval), ApprovalError> {
     Ok((spec.component, approval))
 }
 
-/// The records of a listing, by component; bad ones are logged and left out.
-fn parse_all(items: &[Object]) -> BTreeMap<String, Approval> {
-    items
-        .iter()
-        .filter_map(|object| match parse(object) {
-            Ok(parsed) => Some(parsed),
-            Err(e) => {
-                tracing::warn!("ignored: {e}");
-                None
-            }
-        })
-        .collect()
-}
+/// The approval records, as the store keeps them and the runtime takes them.
+pub struct ApprovalRecords;
 
-/// What the follower hands the task that applies it to the runtime, in store order.
-enum Change {
-    /// Every record as listed: the runtime's approvals become these.
-    All(BTreeMap<String, Approval>),
-    Set(String, Approval),
-    Removed(String),
-}
+#[async_trait]
+impl RecordKind for ApprovalRecords {
+    type Value = Approval;
+    const KIND: &'static str = APPROVAL_KIND;
+    const WHAT: &'static str = "approval records";
 
-/// The approval records followed into a runtime, as long as this is held.
-pub struct Approvals {
-    changes: UnboundedSender<Change>,
-}
+    fn parse(object: &Object) -> Result<(String, Approval), String> {
+        parse(object).map_err(|e| e.to_string())
+    }
 
-impl Approvals {
-    /// Seeds `runtime` with every approval recorded in `store` (so call it before the
-    /// components are loaded), then follows the records: one recorded by another server
-    /// loads the approved version here too.
-    pub async fn follow(
-        store: Arc<dyn Store>,
-        runtime: Runtime,
-    ) -> Result<Arc<Approvals>, ApprovalError> {
-        match store.list(APPROVAL_KIND, &Default::default()).await {
-            Ok(listing) => apply(&runtime, Change::All(parse_all(&listing.items))).await,
-            // A store that cannot list them now must not keep the server from starting:
-            // versions wider than the one serving stay held meanwhile.
-            Err(error @ (StoreError::Corrupt { .. } | StoreError::Damaged { .. })) => {
-                tracing::error!(%error, "cannot read the approval records at start; following them until they can be read")
-            }
-            Err(source) => {
-                return Err(ApprovalError::Store {
-                    component: "*".into(),
-                    source,
-                });
+    async fn all(runtime: &Runtime, records: BTreeMap<String, Approval>) {
+        for name in runtime.approvals().keys() {
+            if !records.contains_key(name) {
+                runtime.forget_approval(name);
             }
         }
-        let (changes, mut pending) = unbounded_channel();
-        tokio::spawn(async move {
-            while let Some(change) = pending.recv().await {
-                apply(&runtime, change).await;
-            }
-        });
-        let approvals = Arc::new(Approvals { changes });
-        tokio::spawn(reactor_store::follow(
-            Arc::downgrade(&approvals),
-            store,
-            APPROVAL_KIND,
-            "approval records",
-        ));
-        Ok(approvals)
-    }
-}
-
-async fn apply(runtime: &Runtime, change: Change) {
-    match change {
-        Change::All(records) => {
-            for name in runtime.approvals().keys() {
-                if !records.contains_key(name) {
-                    runtime.forget_approval(name);
-                }
-            }
-            for (name, approval) in records {
-                runtime.approve(&name, approval).await;
-            }
-        }
-        Change::Set(name, approval) => runtime.approve(&name, approval).await,
-        Change::Removed(name) => {
-            runtime.forget_approval(&name);
+        for (name, approval) in records {
+            runtime.approve(&name, approval).await;
         }
     }
-}
 
-impl Follower for Approvals {
-    fn listed(&self, listing: Listing) {
-        let _ = self.changes.send(Change::All(parse_all(&listing.items)));
+    async fn set(runtime: &Runtime, component: String, approval: Approval) {
+        runtime.approve(&component, approval).await;
     }
 
-    fn changed(&self, event: WatchEvent) {
-        let Some(object) = &event.object else { return };
-        let (component, approval) = match parse(object) {
-            Ok(parsed) => parsed,
-            Err(e) => {
-                tracing::warn!("ignored: {e}");
-                return;
-            }
-        };
-        let change = match event.event_type {
-            EventType::Created | EventType::Updated => Change::Set(component, approval),
-            EventType::Deleted => Change::Removed(component),
-            EventType::Bookmark => return,
-        };
-        let _ = self.changes.send(change);
+    async fn removed(runtime: &Runtime, component: String) {
+        runtime.forget_approval(&component);
     }
 }
+
+/// The approval records followed into a runtime (see [`Followed::follow`]): one recorded by
+/// another server loads the approved version here too.
+pub type Approvals = Followed<ApprovalRecords>;
 
 #[cfg(test)]
 mod tests {
@@ -246,7 +155,7 @@ mod tests {
         };
         let mut object: Object = serde_json::from_value(serde_json::json!({
             "kind": APPROVAL_KIND,
-            "name": record_name("My_Component"),
+            "name": record_name(RECORD_PREFIX, "My_Component"),
             "spec": spec,
         }))
         .expect("an object");

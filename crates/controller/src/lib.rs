@@ -25,6 +25,7 @@ mod pending;
 mod queue;
 mod reactor;
 mod reconciler;
+mod records;
 mod reflector;
 mod rollbacks;
 mod rollout;

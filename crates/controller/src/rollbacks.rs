@@ -1,16 +1,19 @@
 //! Versions rolled back, recorded in the store (one `ComponentRollback` object per component)
 //! and followed into the runtime, so that no restart and no other replica serves them again.
 
-use reactor_core::object::{ApplyRequest, Object};
+use super::records::{Followed, RecordKind, is_sha256, record_name, write_record};
+use async_trait::async_trait;
+use reactor_core::object::Object;
 use reactor_runtime::{Rejection, Runtime, version_of};
-use reactor_store::{EventType, Follower, Listing, Store, StoreError, WatchEvent};
+use reactor_store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 /// The host's own kind of the rollback records.
 pub const ROLLBACK_KIND: &str = "ComponentRollback";
+
+/// What a record's name starts with when the component's name is not an object name.
+const RECORD_PREFIX: &str = "rollback";
 
 /// Why a rollback record could not be written, cleared or read.
 #[derive(Debug, thiserror::Error)]
@@ -40,26 +43,6 @@ struct RecordSpec {
     restore: Option<String>,
 }
 
-/// Whether `text` is a sha256 as the runtime writes them.
-fn is_sha256(text: &str) -> bool {
-    text.len() == 64
-        && text
-            .chars()
-            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
-}
-
-/// The record's object name: the component's name when it is a valid object name, else
-/// `rollback-` and a hash of it (component names may hold capitals and `_`).
-fn record_name(component: &str) -> String {
-    if reactor_core::object::validate_name(component).is_ok() {
-        return component.to_owned();
-    }
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(component.as_bytes());
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("rollback-{hex}")
-}
-
 /// Records that `component`'s version `rejection.sha256` was rolled back.
 pub async fn record_rollback(
     store: &dyn Store,
@@ -73,27 +56,17 @@ pub async fn record_rollback(
         reason: rejection.reason.clone(),
         restore: rejection.restore.clone(),
     };
-    let invalid = |message: String| RollbackError::Invalid {
-        name: record_name(component),
-        message,
-    };
-    let request = ApplyRequest {
-        kind: ROLLBACK_KIND.to_owned(),
-        name: record_name(component),
-        labels: BTreeMap::new(),
-        annotations: Default::default(),
-        spec: serde_json::to_value(&spec).map_err(|e| invalid(e.to_string()))?,
-        expected_revision: None,
-        owner: None,
-    };
-    store
-        .apply(vec![request])
+    let name = record_name(RECORD_PREFIX, component);
+    let spec = serde_json::to_value(&spec).map_err(|e| RollbackError::Invalid {
+        name: name.clone(),
+        message: e.to_string(),
+    })?;
+    write_record(store, ROLLBACK_KIND, name, spec)
         .await
         .map_err(|source| RollbackError::Store {
             component: component.to_owned(),
             source,
-        })?;
-    Ok(())
+        })
 }
 
 /// Removes the rollback record of `component`; false if there was none.
@@ -103,7 +76,7 @@ pub async fn clear_rollback(store: &dyn Store, component: &str) -> Result<bool, 
         source,
     };
     match store
-        .delete(ROLLBACK_KIND, &record_name(component), None)
+        .delete(ROLLBACK_KIND, &record_name(RECORD_PREFIX, component), None)
         .await
     {
         Ok(_) => Ok(true),
@@ -132,120 +105,47 @@ fn parse(object: &Object) -> Result<(String, Rejection), RollbackError> {
     Ok((spec.component, rejection))
 }
 
-/// The records of a listing, by component; bad ones are logged and left out.
-fn parse_all(items: &[Object]) -> BTreeMap<String, Rejection> {
-    items
-        .iter()
-        .filter_map(|object| match parse(object) {
-            Ok(parsed) => Some(parsed),
-            Err(e) => {
-                tracing::warn!("ignored: {e}");
-                None
-            }
-        })
-        .collect()
-}
+/// The rollback records, as the store keeps them and the runtime takes them.
+pub struct RollbackRecords;
 
-/// What the follower hands the task that applies it to the runtime, in store order.
-enum Change {
-    /// Every record as listed: the runtime's rejections become these.
-    All(BTreeMap<String, Rejection>),
-    Set(String, Rejection),
-    Cleared(String),
-}
+#[async_trait]
+impl RecordKind for RollbackRecords {
+    type Value = Rejection;
+    const KIND: &'static str = ROLLBACK_KIND;
+    const WHAT: &'static str = "rollback records";
 
-/// The rollback records followed into a runtime, as long as this is held.
-pub struct Rollbacks {
-    changes: UnboundedSender<Change>,
-}
-
-impl Rollbacks {
-    /// Seeds `runtime` with every rollback recorded in `store` (so call it before the
-    /// components are loaded), then follows the records: one recorded by another server is
-    /// rejected here too, and one removed is cleared.
-    pub async fn follow(
-        store: Arc<dyn Store>,
-        runtime: Runtime,
-    ) -> Result<Arc<Rollbacks>, RollbackError> {
-        match store.list(ROLLBACK_KIND, &Default::default()).await {
-            Ok(listing) => apply(&runtime, Change::All(parse_all(&listing.items))).await,
-            // A store that cannot list them now (damaged, unreachable) must not keep the
-            // server from starting: the follow below lists them again until it can.
-            Err(error @ (StoreError::Corrupt { .. } | StoreError::Damaged { .. })) => {
-                tracing::error!(%error, "cannot read the rollback records at start; following them until they can be read")
-            }
-            Err(source) => {
-                return Err(RollbackError::Store {
-                    component: "*".into(),
-                    source,
-                });
-            }
-        }
-        let (changes, mut pending) = unbounded_channel();
-        tokio::spawn(async move {
-            while let Some(change) = pending.recv().await {
-                apply(&runtime, change).await;
-            }
-        });
-        let rollbacks = Arc::new(Rollbacks { changes });
-        tokio::spawn(reactor_store::follow(
-            Arc::downgrade(&rollbacks),
-            store,
-            ROLLBACK_KIND,
-            "rollback records",
-        ));
-        Ok(rollbacks)
+    fn parse(object: &Object) -> Result<(String, Rejection), String> {
+        parse(object).map_err(|e| e.to_string())
     }
-}
 
-async fn apply(runtime: &Runtime, change: Change) {
-    match change {
-        Change::All(records) => {
-            for name in runtime.rejections().keys() {
-                if !records.contains_key(name) {
-                    runtime.clear_rejection(name).await;
-                }
-            }
-            let known = runtime.rejections();
-            for (name, rejection) in records {
-                if known.get(&name) != Some(&rejection) {
-                    runtime.reject(&name, rejection).await;
-                }
+    async fn all(runtime: &Runtime, records: BTreeMap<String, Rejection>) {
+        for name in runtime.rejections().keys() {
+            if !records.contains_key(name) {
+                runtime.clear_rejection(name).await;
             }
         }
-        Change::Set(name, rejection) => {
-            if runtime.rejections().get(&name) != Some(&rejection) {
+        let known = runtime.rejections();
+        for (name, rejection) in records {
+            if known.get(&name) != Some(&rejection) {
                 runtime.reject(&name, rejection).await;
             }
         }
-        Change::Cleared(name) => {
-            runtime.clear_rejection(&name).await;
+    }
+
+    async fn set(runtime: &Runtime, component: String, rejection: Rejection) {
+        if runtime.rejections().get(&component) != Some(&rejection) {
+            runtime.reject(&component, rejection).await;
         }
     }
-}
 
-impl Follower for Rollbacks {
-    fn listed(&self, listing: Listing) {
-        let _ = self.changes.send(Change::All(parse_all(&listing.items)));
-    }
-
-    fn changed(&self, event: WatchEvent) {
-        let Some(object) = &event.object else { return };
-        let (component, rejection) = match parse(object) {
-            Ok(parsed) => parsed,
-            Err(e) => {
-                tracing::warn!("ignored: {e}");
-                return;
-            }
-        };
-        let change = match event.event_type {
-            EventType::Created | EventType::Updated => Change::Set(component, rejection),
-            EventType::Deleted => Change::Cleared(component),
-            EventType::Bookmark => return,
-        };
-        let _ = self.changes.send(change);
+    async fn removed(runtime: &Runtime, component: String) {
+        runtime.clear_rejection(&component).await;
     }
 }
+
+/// The rollback records followed into a runtime (see [`Followed::follow`]): one recorded by
+/// another server is rejected here too, and one removed is cleared.
+pub type Rollbacks = Followed<RollbackRecords>;
 
 #[cfg(test)]
 mod tests {
@@ -258,14 +158,14 @@ mod tests {
 
     #[test]
     fn any_component_name_makes_a_record_name() {
-        assert_eq!(record_name("versioned"), "versioned");
-        let hashed = record_name("My_Component");
+        assert_eq!(record_name(RECORD_PREFIX, "versioned"), "versioned");
+        let hashed = record_name(RECORD_PREFIX, "My_Component");
         assert!(hashed.starts_with("rollback-"), "{hashed}");
         assert!(
             reactor_core::object::validate_name(&hashed).is_ok(),
             "{hashed}"
         );
-        assert_ne!(hashed, record_name("my_Component"));
+        assert_ne!(hashed, record_name(RECORD_PREFIX, "my_Component"));
     }
 
     #[test]
@@ -284,7 +184,7 @@ mod tests {
         };
         let mut object: Object = serde_json::from_value(serde_json::json!({
             "kind": ROLLBACK_KIND,
-            "name": record_name("My_Component"),
+            "name": record_name(RECORD_PREFIX, "My_Component"),
             "spec": spec,
         }))
         .expect("an object");
