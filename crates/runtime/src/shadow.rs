@@ -226,3 +226,63 @@ impl super::Runtime {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shadow(needed: u64) -> Shadowing {
+        Shadowing {
+            serving: None,
+            sha256: "a".repeat(64),
+            needed,
+            seen: HashMap::new(),
+            diffs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn matching_on_enough_distinct_objects_promotes() {
+        let mut s = shadow(2);
+        assert!(s.count("Echo/a", ShadowOutcome::Matched).is_none());
+        assert!(
+            s.count("Echo/a", ShadowOutcome::Matched).is_none(),
+            "one object counts once"
+        );
+        assert!(matches!(
+            s.count("Echo/b", ShadowOutcome::Matched),
+            Some(Verdict::Promote)
+        ));
+    }
+
+    #[test]
+    fn one_difference_in_the_window_drops_it_with_the_first_diff() {
+        let mut s = shadow(3);
+        let line = r#"Echo/a status.v: "1" → "2""#.to_owned();
+        let differed = ShadowOutcome::Differed(vec![line.clone()]);
+        assert!(s.count("Echo/a", differed).is_none());
+        assert!(s.count("Echo/a", ShadowOutcome::Matched).is_none());
+        assert!(s.count("Echo/b", ShadowOutcome::Matched).is_none());
+        let Some(Verdict::Drop(why)) = s.count("Echo/c", ShadowOutcome::Matched) else {
+            panic!("dropped");
+        };
+        assert_eq!(
+            why,
+            format!(
+                "as a shadow its writes differed from the serving version's on 1 of 3 objects (first Echo/a: {line})"
+            )
+        );
+        let info = s.info();
+        assert_eq!((info.matched, info.differed), (2, 1), "a difference stays");
+    }
+
+    #[test]
+    fn a_failure_drops_it_at_once() {
+        let mut s = shadow(100);
+        let failed = ShadowOutcome::Failed("trapped".into());
+        let Some(Verdict::Drop(why)) = s.count("Echo/a", failed) else {
+            panic!("dropped");
+        };
+        assert_eq!(why, "as a shadow on Echo/a, the shadow failed: trapped");
+    }
+}
