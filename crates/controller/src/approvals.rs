@@ -124,8 +124,8 @@ impl RecordKind for ApprovalRecords {
     }
 }
 
-/// The approval records followed into a runtime (see [`Followed::follow`]): one recorded by
-/// another server loads the approved version here too.
+/// The approval records followed into a runtime: `follow` seeds the runtime with them, then
+/// follows them, so one recorded by another server loads the approved version here too.
 pub type Approvals = Followed<ApprovalRecords>;
 
 #[cfg(test)]

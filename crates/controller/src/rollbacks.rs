@@ -143,8 +143,9 @@ impl RecordKind for RollbackRecords {
     }
 }
 
-/// The rollback records followed into a runtime (see [`Followed::follow`]): one recorded by
-/// another server is rejected here too, and one removed is cleared.
+/// The rollback records followed into a runtime: `follow` seeds the runtime with them, then
+/// follows them, so one recorded by another server is rejected here too, and one removed is
+/// cleared.
 pub type Rollbacks = Followed<RollbackRecords>;
 
 #[cfg(test)]
