@@ -4,7 +4,7 @@
 # test binaries behind. This always drops what is rebuilt anyway (incremental state, object
 # files of interrupted builds, tests' scratch folders) and, in each profile's deps/, all but
 # the newest two builds of each test binary. Libraries are pruned only when the disk runs low
-# (under PRUNE_BELOW_GB free, 30 by default), to the newest eight builds of each name: several
+# (under PRUNE_BELOW_GB free, 20 by default), to the newest eight builds of each name: several
 # versions, feature sets and check builds of one crate share a name, so a prune may cost a
 # rebuild of some, which is why it waits for need. What it removes, cargo builds again if a
 # later command needs it: its fingerprints notice a missing output.
@@ -15,7 +15,7 @@ target="${1:-${CARGO_TARGET_DIR:-$(dirname "$0")/../target}}"
 before="$(du -sm "$target" | cut -f1)"
 free_gb="$(df -BG --output=avail "$target" | tail -n 1 | tr -dc 0-9)"
 libraries=0
-if ((free_gb < ${PRUNE_BELOW_GB:-30})); then libraries=8; fi
+if ((free_gb < ${PRUNE_BELOW_GB:-20})); then libraries=8; fi
 # Tests' scratch space, apart from the test guests' own target folder (testkit/src/components.rs).
 find "$target/tmp" -mindepth 1 -maxdepth 1 ! -name guests-target -exec rm -rf {} + 2>/dev/null || true
 find "$target" -maxdepth 5 -type d -name deps | while read -r deps; do
