@@ -266,6 +266,27 @@ impl Host {
         self.data.join("components")
     }
 
+    /// Puts `bytes` in the components folder as component `name`, renamed in as a deploy
+    /// would; answers their sha256 (the version `components` shows).
+    pub fn deploy_component(&self, name: &str, bytes: &[u8]) -> String {
+        let dir = self.components_dir();
+        std::fs::create_dir_all(&dir).expect("components folder");
+        let tmp = dir.join(format!(".{name}.wasm.tmp"));
+        std::fs::write(&tmp, bytes).expect("write the component");
+        std::fs::rename(&tmp, dir.join(format!("{name}.wasm"))).expect("rename it in");
+        sha256_hex(bytes)
+    }
+
+    /// Component `name`'s row of `components -o json` (`null` while it is not listed).
+    pub fn component(&self, name: &str) -> serde_json::Value {
+        let out = self.cli(&["components", "-o", "json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let all: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        all.as_array()
+            .and_then(|a| a.iter().find(|c| c["name"] == name).cloned())
+            .unwrap_or_default()
+    }
+
     /// An API client with this server's admin token, trusting its CA.
     pub fn client(&self) -> reactor_host::api::Client {
         self.client_with(Some(self.token()))
@@ -427,4 +448,12 @@ pub fn output_with_stdin(mut command: Command, stdin: Option<&str>) -> Output {
             .expect("stdin written");
     }
     child.wait_with_output().expect("the command finishes")
+}
+
+/// The sha256 of `bytes` in hex, as the server names a component's version.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    (sha2::Sha256::digest(bytes).iter())
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

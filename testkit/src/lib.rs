@@ -32,7 +32,7 @@ pub use binary::{reactor_host_bin, run_cli, run_cli_env, target_tmpdir, without_
 pub use components::{built, guest, install};
 pub use etcd::Etcd;
 pub use eventually::{Ready, eventually, eventually_async};
-pub use host::{Host, LaunchError, get_json, http_client, output_with_stdin};
+pub use host::{Host, LaunchError, get_json, http_client, output_with_stdin, sha256_hex};
 pub use legacy::{built_against, v0_1_0};
 pub use lines::LineReader;
 pub use mem_store::MemStore;

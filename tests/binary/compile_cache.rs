@@ -3,28 +3,11 @@
 //! cache holds only the versions in use — the one serving and the one it replaced (kept for a
 //! rollback) — and not the two before.
 
-use reactor_testkit::{Host, eventually, guest, stderr};
-use sha2::Digest;
+use reactor_testkit::{Host, eventually, guest, sha256_hex};
 use std::collections::BTreeSet;
 use std::path::Path;
 
 const NAME: &str = "evict";
-
-fn sha256(bytes: &[u8]) -> String {
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn info(host: &Host) -> serde_json::Value {
-    let out = host.cli(&["components", "-o", "json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let all: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    all.as_array()
-        .and_then(|a| a.iter().find(|c| c["name"] == NAME).cloned())
-        .unwrap_or_default()
-}
 
 /// The versions (wasm sha256) with a compiled entry in the cache.
 fn cached(data: &Path) -> BTreeSet<String> {
@@ -49,7 +32,7 @@ fn a_new_version_shows_compiling_and_the_cache_keeps_only_the_versions_in_use() 
     let mut seen_compiling = Vec::new();
     for version in ["version-1", "version-2", "version-trap", "misbehave"] {
         let bytes = guest(version);
-        let sha = sha256(&bytes);
+        let sha = sha256_hex(&bytes);
         let tmp_file = host.components_dir().join(".evict.tmp");
         std::fs::write(&tmp_file, &bytes).expect("write");
         std::fs::rename(
@@ -59,7 +42,7 @@ fn a_new_version_shows_compiling_and_the_cache_keeps_only_the_versions_in_use() 
         .expect("rename in");
         let before = shas.last().cloned();
         eventually(&format!("{NAME} serves {version}"), 120, || {
-            let now = info(&host);
+            let now = host.component(NAME);
             if now["compiling"] == sha.as_str() {
                 // The version serving meanwhile is still shown serving.
                 assert_eq!(now["sha256"].as_str(), before.as_deref(), "{now}");

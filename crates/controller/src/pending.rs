@@ -129,6 +129,11 @@ impl Pending {
         std::mem::take(&mut self.state.lock().writes)
     }
 
+    /// `key`'s object as the callback first read it (`Some(None)`: absent), if it read it.
+    pub fn as_read(&self, key: &ObjectKey) -> Option<Option<Arc<Object>>> {
+        self.state.lock().known.get(key).cloned()
+    }
+
     /// Every object the callback's writes touched, as they left it (`None`: removed).
     pub fn touched(&self) -> Vec<(ObjectKey, Option<Arc<Object>>)> {
         let state = self.state.lock();

@@ -130,15 +130,15 @@ impl Reconciler {
     /// the rollout's pace (a failing one keeps its own retries): a version just held as a
     /// shadow compares on all of them.
     pub fn run_all_again(&self) {
-        for reflector in self.run.reflectors.values() {
-            for name in reflector.names() {
-                let key = ObjectKey::new(reflector.kind(), &name);
-                if self.run.context.locks.owns(&key) && self.run.queue.failures(&key) == 0 {
-                    self.run.keys.force(&key);
-                    self.run.queue.add_slow(key);
-                }
-            }
-        }
+        let owned = (self.run.reflectors.values())
+            .flat_map(|r| {
+                r.names()
+                    .into_iter()
+                    .map(|name| ObjectKey::new(r.kind(), &name))
+            })
+            .filter(|key| self.run.context.locks.owns(key))
+            .collect();
+        rollout_steps::enqueue(&self.run, owned);
     }
 
     pub fn info(&self) -> &ReactorInfo {

@@ -65,7 +65,7 @@ fn ran_by(object: &Object, reactor: &str) -> Option<String> {
 
 /// Queues `keys` behind fresh events; a failing object keeps its own retry schedule (its
 /// retry runs the new version).
-fn enqueue(run: &Attachment, keys: Vec<ObjectKey>) {
+pub fn enqueue(run: &Attachment, keys: Vec<ObjectKey>) {
     for key in keys {
         if run.queue.failures(&key) == 0 {
             run.keys.force(&key);

@@ -48,15 +48,29 @@ pub fn compare(serving: Run<'_>, shadow: Run<'_>) -> ShadowOutcome {
         _ => {}
     }
     let (a, b) = (written(serving.pending), written(shadow.pending));
-    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let keys: std::collections::BTreeSet<&ObjectKey> = a.keys().chain(b.keys()).collect();
     for key in keys {
         if lines.len() >= LINES_KEPT {
             break;
         }
+        // A write that changed nothing is no write: an object one version wrote is compared
+        // with the object as both read it, which is what the other left.
+        let before = || {
+            (serving.pending.as_read(key))
+                .or_else(|| shadow.pending.as_read(key))
+                .map(normal)
+        };
+        let name = key.to_string();
         match (a.get(key), b.get(key)) {
-            (Some(x), Some(y)) => differences(key, "", x, y, &mut lines),
-            (Some(_), None) => lines.push(format!("{key}: written by the serving version only")),
-            (None, Some(_)) => lines.push(format!("{key}: written by the shadow only")),
+            (Some(x), Some(y)) => differences(&name, "", x, y, &mut lines),
+            (Some(x), None) => match before() {
+                Some(y) => differences(&name, "", x, &y, &mut lines),
+                None => lines.push(format!("{name}: written by the serving version only")),
+            },
+            (None, Some(y)) => match before() {
+                Some(x) => differences(&name, "", &x, y, &mut lines),
+                None => lines.push(format!("{name}: written by the shadow only")),
+            },
             (None, None) => {}
         }
     }
@@ -74,22 +88,24 @@ fn action(action: &Action) -> String {
     }
 }
 
-/// The objects a run's writes left, by key, as JSON without what the store decides
-/// (`null`: deleted).
-fn written(pending: &Pending) -> BTreeMap<String, Value> {
+/// The objects a run's writes left, by key, each as [`normal`].
+fn written(pending: &Pending) -> BTreeMap<ObjectKey, Value> {
     (pending.touched().into_iter())
-        .map(|(key, object)| {
-            let mut value = object
-                .and_then(|o| serde_json::to_value(&*o).ok())
-                .unwrap_or(Value::Null);
-            if let Some(meta) = value.get_mut("meta").and_then(Value::as_object_mut) {
-                for field in DECIDED_BY_THE_STORE {
-                    meta.remove(*field);
-                }
-            }
-            (key.to_string(), value)
-        })
+        .map(|(key, object)| (key, normal(object)))
         .collect()
+}
+
+/// An object as JSON without what the store decides (`null`: absent or deleted).
+fn normal(object: Option<Arc<reactor_core::object::Object>>) -> Value {
+    let mut value = object
+        .and_then(|o| serde_json::to_value(&*o).ok())
+        .unwrap_or(Value::Null);
+    if let Some(meta) = value.get_mut("meta").and_then(Value::as_object_mut) {
+        for field in DECIDED_BY_THE_STORE {
+            meta.remove(*field);
+        }
+    }
+    value
 }
 
 /// Adds a line per leaf where `a` and `b` differ, under `key` at `path`.

@@ -23,32 +23,12 @@ fn annotated(dir: &Path, version: &str, flags: &[&str]) -> std::path::PathBuf {
 
 /// Puts `file` in the server's folder as the component (renamed in, as a deploy would).
 fn deploy(host: &Host, file: &Path) -> String {
-    let bytes = std::fs::read(file).expect("read the version");
-    let dir = host.components_dir();
-    let tmp = dir.join(".misbehave.wasm.tmp");
-    std::fs::write(&tmp, &bytes).expect("write");
-    std::fs::rename(&tmp, dir.join(format!("{NAME}.wasm"))).expect("rename in");
-    use sha2::Digest;
-    let sha: String = sha2::Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    sha
-}
-
-/// The component's row of `components -o json`.
-fn info(host: &Host) -> serde_json::Value {
-    let out = host.cli(&["components", "-o", "json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let all: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    all.as_array()
-        .and_then(|a| a.iter().find(|c| c["name"] == NAME).cloned())
-        .unwrap_or_default()
+    host.deploy_component(NAME, &std::fs::read(file).expect("read the version"))
 }
 
 fn serving(host: &Host, sha: &str) {
     eventually(&format!("{NAME} serves {sha}"), 120, || {
-        let info = info(host);
+        let info = host.component(NAME);
         (info["sha256"] == sha && info["state"] == "ready").then_some(())
     });
 }
@@ -198,7 +178,7 @@ fn a_reactor_does_only_what_it_declares_and_a_wider_version_waits_for_an_admin()
             .is_some_and(|h| h.contains("PEAK MEMORY") && h.contains("HOST CALLS")),
         "{wide}"
     );
-    let usage = info(&host)["usage"].clone();
+    let usage = host.component(NAME)["usage"].clone();
     assert!(
         usage["calls"].as_u64() >= Some(4) && usage["writtenBytes"].as_u64() > Some(0),
         "{usage}"
@@ -212,12 +192,16 @@ fn a_reactor_does_only_what_it_declares_and_a_wider_version_waits_for_an_admin()
     );
     let v2_sha = deploy(&host, &v2);
     eventually("v2 waits", 60, || {
-        info(&host)["waiting"]["sha256"]
+        host.component(NAME)["waiting"]["sha256"]
             .as_str()
             .map(|s| s == v2_sha)?
             .then_some(())
     });
-    assert_eq!(info(&host)["sha256"], v1_sha.as_str(), "v1 still serves");
+    assert_eq!(
+        host.component(NAME)["sha256"],
+        v1_sha.as_str(),
+        "v1 still serves"
+    );
     let version = &v2_sha[..12];
     assert!(
         row(&host).contains(&format!("waiting {version} adds writes Secret")),
@@ -242,12 +226,12 @@ fn a_reactor_does_only_what_it_declares_and_a_wider_version_waits_for_an_admin()
         format!("{refused:?}").contains("status: 403"),
         "{refused:?}"
     );
-    assert_eq!(info(&host)["sha256"], v1_sha.as_str(), "still v1");
+    assert_eq!(host.component(NAME)["sha256"], v1_sha.as_str(), "still v1");
     let out = host.cli(&["component", "approve", NAME]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("approved"), "{}", stdout(&out));
     serving(&host, &v2_sha);
-    assert!(info(&host)["waiting"].is_null());
+    assert!(host.component(NAME)["waiting"].is_null());
     assert!(chaos(&host, "secret2", "{do: write, kind: Secret, name: s2}").is_ok());
     let out = host.cli(&["component", "approve", NAME]);
     assert!(
@@ -260,7 +244,7 @@ fn a_reactor_does_only_what_it_declares_and_a_wider_version_waits_for_an_admin()
     let v3 = annotated(&versions, "v3", &["--writes", "Note"]);
     let v3_sha = deploy(&host, &v3);
     serving(&host, &v3_sha);
-    assert!(info(&host)["waiting"].is_null());
+    assert!(host.component(NAME)["waiting"].is_null());
 
     // The approval is in the store: after a restart (v3 serving first), v2 loads at once.
     drop(host);
@@ -272,13 +256,13 @@ fn a_reactor_does_only_what_it_declares_and_a_wider_version_waits_for_an_admin()
     let v4 = annotated(&versions, "v4", &["--writes", "Note,Secret", "--publishes"]);
     let v4_sha = deploy(&host, &v4);
     eventually("v4 waits", 60, || {
-        info(&host)["waiting"]["sha256"]
+        host.component(NAME)["waiting"]["sha256"]
             .as_str()
             .map(|s| s == v4_sha)?
             .then_some(())
     });
     assert_eq!(
-        info(&host)["waiting"]["added"],
+        host.component(NAME)["waiting"]["added"],
         serde_json::json!(["publishes"])
     );
 }
