@@ -3,14 +3,14 @@
 //! version in service and the one it replaced, kept for a rollback; the versions rolled back
 //! are kept by name, whether a slot exists yet or not.
 
-use super::described::Described;
-use super::instance::{Counters, Loaded};
+use super::instance::Counters;
 use super::rollout_info::{Rejection, RolloutInfo};
-use super::shadow::Shadowing;
+use super::serving::Serving;
+use super::shadowing::Shadowing;
 use super::world::World;
 use arc_swap::ArcSwapOption;
 use parking_lot::{Mutex, RwLock};
-use reactor_core::component::{Approval, Permissions, Waiting};
+use reactor_core::component::{Approval, Waiting};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -220,16 +220,6 @@ pub(crate) struct Slot {
     pub(crate) loading: tokio::sync::Mutex<()>,
 }
 
-/// The version in service and what it said of itself.
-pub(crate) struct Serving {
-    pub(crate) loaded: Loaded,
-    pub(crate) described: Described,
-    /// Whether its code was compiled or taken from the cache.
-    pub(crate) source: Source,
-    /// Its declared permissions (`None`: undeclared).
-    pub(crate) declared: Option<Permissions>,
-}
-
 impl Slot {
     pub(crate) fn new(name: String, world: World, file: PathBuf) -> Self {
         Slot {
@@ -294,25 +284,6 @@ impl Slot {
             compiling: self.compiling.lock().clone(),
             shadow: self.shadow.lock().as_ref().map(Shadowing::info),
             usage: current.as_ref().map(|s| s.loaded.totals.snapshot()),
-        }
-    }
-}
-
-/// Where a version's compiled code came from (shown in the log and the metrics
-/// `reactor_component_compiles_total` / `reactor_component_cache_hits_total`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Source {
-    /// Compiled from the wasm now.
-    Compiled,
-    /// Taken from the on-disk cache of compiled code.
-    Cache,
-}
-
-impl Source {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Source::Compiled => "compiled",
-            Source::Cache => "cache",
         }
     }
 }
