@@ -3,7 +3,8 @@
 # has replaced, so every change of a dependency, feature or test leaves its old libraries and
 # test binaries behind. This always drops what is rebuilt anyway (incremental state, object
 # files of interrupted builds, tests' scratch folders) and, in each profile's deps/, all but
-# the newest two builds of each test binary. Libraries are pruned only when the disk runs low
+# the newest two builds of each test binary and the newest three of each of the project's own
+# libraries (every edit rebuilds them). Other libraries are pruned only when the disk runs low
 # (under PRUNE_BELOW_GB free, 20 by default), to the newest eight builds of each name: several
 # versions, feature sets and check builds of one crate share a name, so a prune may cost a
 # rebuild of some, which is why it waits for need. What it removes, cargo builds again if a
@@ -26,7 +27,7 @@ find "$target" -maxdepth 5 -type d -name deps | while read -r deps; do
     find "$deps" -maxdepth 1 -type f ! -name '*.d' -printf '%T@ %f\n' | sort -rn | cut -d' ' -f2 |
         sed -E 's/^(.*)-[0-9a-f]{16}(\.[a-z]+)?$/\1\2 &/' |
         awk -v deps="$deps" -v libraries="$libraries" '{
-            keep = ($1 ~ /\./) ? libraries : 2
+            keep = ($1 ~ /^libreactor_/) ? 3 : ($1 ~ /\./) ? libraries : 2
             if (NF == 2 && keep > 0 && ++seen[$1] > keep) print deps "/" $2
         }' | while read -r stale; do
         rm -f -- "$stale"
