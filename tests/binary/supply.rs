@@ -4,8 +4,8 @@
 //! `components` showing why a version does not serve.
 
 use reactor_testkit::{
-    Host, Registry, RegistryOptions, assert_fails_with, built, eventually, guest, metric, run_cli,
-    run_cli_env, stdout,
+    Etcd, Host, Registry, RegistryOptions, assert_fails_with, built, eventually, guest, metric,
+    run_cli, run_cli_env, stdout,
 };
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
@@ -152,6 +152,50 @@ fn a_tag_is_pulled_followed_and_a_broken_version_never_replaces_the_one_serving(
     let failed = wait_error(&host, "versioned", "compile");
     assert_eq!(failed["sha256"], sha256(&v2), "{failed}");
     assert_eq!(failed["serving"], true, "{failed}");
+}
+
+#[test]
+fn replicas_on_one_etcd_serve_the_digest_recorded_by_the_first_to_see_the_tag_move() {
+    let registry = Registry::start(RegistryOptions::default());
+    let etcd = Etcd::start();
+    let url = etcd.url("/reactor");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (v1, v2) = (guest("version-1"), guest("version-2"));
+    let file = write(tmp.path(), "reactor.wasm", &v1);
+    let tag = registry.reference("reactors/versioned:stable");
+    push(&registry, &file, &tag, &[]);
+    // Replica a looks the tag up every second, replica b once an hour: b moves with a's record.
+    let text = config(
+        &[registry.settings_yaml(None)],
+        &[],
+        &[("versioned", 1, &tag)],
+    );
+    let replica = |id: &str, interval: &str| {
+        let config_file = tmp.path().join(format!("{id}.yaml"));
+        let text = text.replace("interval: 1s", &format!("interval: {interval}"));
+        std::fs::write(&config_file, text).expect("config");
+        let config = config_file.display().to_string();
+        let data = tmp.path().join(id);
+        Host::start(
+            &data,
+            &["--config", &config, "--store", &url, "--replica-id", id],
+        )
+    };
+    let a = replica("a", "1s");
+    let b = replica("b", "1h");
+    wait_serving(&a, "versioned", &sha256(&v1));
+    wait_serving(&b, "versioned", &sha256(&v1));
+
+    std::fs::write(&file, &v2).expect("v2");
+    push(&registry, &file, &tag, &[]);
+    wait_serving(&a, "versioned", &sha256(&v2));
+    wait_serving(&b, "versioned", &sha256(&v2));
+    assert!(
+        a.log()
+            .contains("the tag moved: its digest recorded for every replica"),
+        "{}",
+        a.log()
+    );
 }
 
 #[test]

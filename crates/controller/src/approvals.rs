@@ -2,11 +2,13 @@
 //! `ComponentApproval` object per component) and followed into the runtime, so that they
 //! survive a restart and every replica sharing the store loads the approved version.
 
-use super::records::{Followed, RecordKind, is_sha256, record_name, write_record};
+use super::records::{Followed, RecordKind};
 use async_trait::async_trait;
 use reactor_core::component::{Approval, Permissions};
+use reactor_core::component::{is_sha256, record_name};
 use reactor_core::object::Object;
 use reactor_runtime::{Runtime, version_of};
+use reactor_store::write_record;
 use reactor_store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

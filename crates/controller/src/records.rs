@@ -3,7 +3,7 @@
 //! so that they survive a restart and reach the other replicas.
 
 use async_trait::async_trait;
-use reactor_core::object::{ApplyRequest, Object};
+use reactor_core::object::Object;
 use reactor_runtime::Runtime;
 use reactor_store::{EventType, Follower, Listing, Store, StoreError, WatchEvent};
 use std::collections::BTreeMap;
@@ -28,45 +28,6 @@ pub trait RecordKind: Send + Sync + 'static {
     async fn set(runtime: &Runtime, component: String, value: Self::Value);
     /// `component`'s record was removed.
     async fn removed(runtime: &Runtime, component: String);
-}
-
-/// The record's object name for `component`: the component's name when it is a valid object
-/// name, else `<prefix>-` and a hash of it (component names may hold capitals and `_`).
-pub fn record_name(prefix: &str, component: &str) -> String {
-    if reactor_core::object::validate_name(component).is_ok() {
-        return component.to_owned();
-    }
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(component.as_bytes());
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}-{hex}")
-}
-
-/// Writes the record `name` of `kind` with `spec`, replacing the one there.
-pub async fn write_record(
-    store: &dyn Store,
-    kind: &str,
-    name: String,
-    spec: serde_json::Value,
-) -> Result<(), StoreError> {
-    let request = ApplyRequest {
-        kind: kind.to_owned(),
-        name,
-        labels: BTreeMap::new(),
-        annotations: Default::default(),
-        spec,
-        expected_revision: None,
-        owner: None,
-    };
-    store.apply(vec![request]).await.map(|_| ())
-}
-
-/// Whether `text` is a sha256 as the runtime writes them.
-pub fn is_sha256(text: &str) -> bool {
-    text.len() == 64
-        && text
-            .chars()
-            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
 }
 
 /// What the follower hands the task that applies it to the runtime, in store order.

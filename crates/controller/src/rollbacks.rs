@@ -1,10 +1,12 @@
 //! Versions rolled back, recorded in the store (one `ComponentRollback` object per component)
 //! and followed into the runtime, so that no restart and no other replica serves them again.
 
-use super::records::{Followed, RecordKind, is_sha256, record_name, write_record};
+use super::records::{Followed, RecordKind};
 use async_trait::async_trait;
+use reactor_core::component::{is_sha256, record_name};
 use reactor_core::object::Object;
 use reactor_runtime::{Rejection, Runtime, version_of};
+use reactor_store::write_record;
 use reactor_store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

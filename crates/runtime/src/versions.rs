@@ -4,18 +4,10 @@
 
 use super::cache::sha256_hex;
 use parking_lot::Mutex;
+use reactor_core::component::is_sha256;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// Whether `text` is a sha256 as the runtime writes them: 64 lowercase hex digits (so a
-/// name read from the store can never lead out of the folder).
-pub(crate) fn is_sha256(text: &str) -> bool {
-    text.len() == 64
-        && text
-            .chars()
-            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
-}
 
 /// The folder of kept versions. A write and a pruning exclude each other, so a version being
 /// kept is never removed by a pruning that did not yet count it in use.

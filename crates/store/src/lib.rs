@@ -6,6 +6,7 @@ mod error;
 mod follow;
 mod page;
 mod plan;
+mod record;
 mod shards;
 mod writes;
 
@@ -21,6 +22,7 @@ pub use plan::{
 pub use reactor_core::applied::{Applied, ApplyOutcome};
 pub use reactor_core::listing::Listing;
 pub use reactor_core::watch_event::{EventType, WatchEvent};
+pub use record::write_record;
 pub use shards::{Permit, Shards};
 pub use writes::{Write, Written, plan_writes, targets};
 

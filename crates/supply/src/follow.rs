@@ -4,8 +4,11 @@
 //! a new digest becomes a new version through the same load and rollout path as a changed
 //! file. A tag is looked up again every `supply.interval`; when its registry is down, slow
 //! or answers garbage, the version loaded before keeps serving and `components` shows why.
+//! Replicas sharing a store serve the digest recorded there ([`crate::agreement`]): the one
+//! that sees a tag move records it, and the others follow within a tick.
 
 use crate::access::Access;
+use crate::agreement::Agreement;
 use crate::cache::DigestCache;
 use crate::policy::signature_path;
 use crate::pull::{self, hex};
@@ -14,6 +17,7 @@ use reactor_runtime::{MAX_COMPONENT_BYTES, Runtime, RuntimeSettings, World};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -57,11 +61,13 @@ fn sources(settings: &RuntimeSettings) -> BTreeMap<String, String> {
 /// Starts following: files of entries no longer in the config are removed, the folder of
 /// pulled components is loaded (from the compile cache: no recompile after a restart) and
 /// watched, and every source is brought up to date from then on. `components` is the
-/// components folder, whose files must not share a name with a pulled component.
+/// components folder, whose files must not share a name with a pulled component; `agreement`
+/// the digests recorded in the store the server shares with its replicas.
 pub async fn start(
     runtime: Runtime,
     data: &Path,
     components: &Path,
+    agreement: Arc<Agreement>,
 ) -> Result<Follower, FollowError> {
     let root = data.join("supply");
     let dir = root.join("components");
@@ -91,6 +97,7 @@ pub async fn start(
         dir,
         components: components.to_owned(),
         cache: DigestCache::new(root),
+        agreement,
         tracked: BTreeMap::new(),
     };
     Ok(Follower {
@@ -103,6 +110,7 @@ struct Follow {
     dir: PathBuf,
     components: PathBuf,
     cache: DigestCache,
+    agreement: Arc<Agreement>,
     tracked: BTreeMap<String, Tracked>,
 }
 
@@ -113,6 +121,17 @@ struct Tracked {
     next: Instant,
     /// The reason last shown, so that it is logged once.
     error: Option<String>,
+    /// The manifest digest the tag named when last looked up here.
+    seen: Option<String>,
+    /// The digest recorded in the store when last brought up to date: another one recorded
+    /// since makes it due at once.
+    agreed: Option<String>,
+}
+
+/// What a component was brought up to date with.
+struct Synced {
+    /// The manifest digest its tag named here (`None`: pinned by digest).
+    seen: Option<String>,
 }
 
 impl Follow {
@@ -135,18 +154,24 @@ impl Follow {
                     .set_source_error(&name, World::Controller, &wasm, None);
             }
             for (name, source) in wanted {
-                let due = self
-                    .tracked
-                    .get(&name)
-                    .is_none_or(|t| t.source != source || Instant::now() >= t.next);
+                let agreed = self.agreement.agreed(&name, &source);
+                let due = self.tracked.get(&name).is_none_or(|t| {
+                    t.source != source || Instant::now() >= t.next || t.agreed != agreed
+                });
                 if !due {
                     continue;
                 }
-                let outcome = self.sync(&name, &source, &settings).await;
-                let previous = self.tracked.remove(&name).and_then(|t| t.error);
+                let tracked = self.tracked.remove(&name);
+                let seen = tracked.as_ref().and_then(|t| t.seen.clone());
+                let previous = tracked.and_then(|t| t.error);
+                let outcome = self.sync(&name, &source, &settings, seen.as_deref()).await;
+                let seen = match &outcome {
+                    Ok(synced) => synced.seen.clone(),
+                    Err(_) => seen,
+                };
                 let wasm = self.dir.join(format!("{name}.wasm"));
                 let error = match outcome {
-                    Ok(()) => {
+                    Ok(_) => {
                         if previous.is_some() {
                             tracing::info!(component = %name, %source, "registry reached again");
                         }
@@ -170,12 +195,15 @@ impl Follow {
                 };
                 self.runtime
                     .set_source_error(&name, World::Controller, &wasm, error.clone());
+                let agreed = self.agreement.agreed(&name, &source);
                 self.tracked.insert(
                     name,
                     Tracked {
                         source,
                         next: Instant::now() + settings.supply.interval,
                         error,
+                        seen,
+                        agreed,
                     },
                 );
             }
@@ -184,13 +212,16 @@ impl Follow {
     }
 
     /// Brings component `name` in line with `source`: pulls what the cache lacks and writes
-    /// the wasm (and its signature) into the folder if they changed.
+    /// the wasm (and its signature) into the folder if they changed. A tag serves the digest
+    /// recorded in the store, unless it moved here since `seen` (the digest it named when
+    /// looked up before): then this server records the new one for every replica.
     async fn sync(
         &self,
         name: &str,
         source: &str,
         settings: &RuntimeSettings,
-    ) -> Result<(), String> {
+        seen: Option<&str>,
+    ) -> Result<Synced, String> {
         if self.components.join(format!("{name}.wasm")).exists() {
             return Err(format!(
                 "{} has the same name; remove one of the two",
@@ -206,24 +237,28 @@ impl Follow {
             .unwrap_or_default();
         let access = Access::new(&reference.registry, &registry, settings.supply.timeout)
             .map_err(|e| e.to_string())?;
-        let cached = match &reference.version {
-            Version::Digest(digest) => self
-                .cache
-                .layer_of(digest)
-                .and_then(|layer| Some((digest.clone(), self.cache.wasm(&layer)?))),
-            Version::Tag(_) => None,
-        };
-        let (manifest_digest, bytes) = match cached {
-            Some(found) => found,
-            None => {
-                let pulled = pull::component(&access, &reference, MAX_COMPONENT_BYTES, |layer| {
-                    self.cache.wasm(layer)
-                })
-                .await
-                .map_err(|e| e.to_string())?;
-                self.cache
-                    .keep(&pulled.manifest_digest, &pulled.layer_digest, &pulled.bytes);
-                (pulled.manifest_digest, pulled.bytes)
+        let (manifest_digest, bytes, seen) = match &reference.version {
+            Version::Digest(digest) => {
+                let (digest, bytes) = self.by_digest(&access, &reference, digest).await?;
+                (digest, bytes, None)
+            }
+            Version::Tag(_) => {
+                let (named, bytes) = self.pull(&access, &reference).await?;
+                let agreed = self.agreement.agreed(name, source);
+                let moved = seen != Some(named.as_str()) && agreed.as_ref() != Some(&named);
+                let (digest, bytes) = match agreed {
+                    Some(agreed) if !moved && agreed != named => {
+                        let pinned = reference.at(Version::Digest(agreed.clone()));
+                        self.by_digest(&access, &pinned, &agreed).await?
+                    }
+                    _ => (named.clone(), bytes),
+                };
+                if moved {
+                    tracing::info!(component = %name, %source, digest = %named, "the tag moved: its digest recorded for every replica");
+                    (self.agreement.record(name, source, &named).await)
+                        .map_err(|e| e.to_string())?;
+                }
+                (digest, bytes, Some(named))
             }
         };
         let signature = match (&settings.trust, self.cache.signature(&manifest_digest)) {
@@ -239,7 +274,38 @@ impl Follow {
                 found
             }
         };
-        self.write(name, &bytes, signature.as_deref())
+        self.write(name, &bytes, signature.as_deref())?;
+        Ok(Synced { seen })
+    }
+
+    /// The wasm of manifest `digest` (named by `reference`), from the cache or pulled.
+    async fn by_digest(
+        &self,
+        access: &Access,
+        reference: &ComponentRef,
+        digest: &str,
+    ) -> Result<(String, Vec<u8>), String> {
+        let cached = (self.cache.layer_of(digest)).and_then(|layer| self.cache.wasm(&layer));
+        match cached {
+            Some(bytes) => Ok((digest.to_owned(), bytes)),
+            None => self.pull(access, reference).await,
+        }
+    }
+
+    /// Pulls `reference` (its layer from the cache when kept) and keeps it: its manifest
+    /// digest and wasm.
+    async fn pull(
+        &self,
+        access: &Access,
+        reference: &ComponentRef,
+    ) -> Result<(String, Vec<u8>), String> {
+        let pulled = pull::component(access, reference, MAX_COMPONENT_BYTES, |layer| {
+            self.cache.wasm(layer)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        (self.cache).keep(&pulled.manifest_digest, &pulled.layer_digest, &pulled.bytes);
+        Ok((pulled.manifest_digest, pulled.bytes))
     }
 
     /// Writes the signature (or removes a stale one), then the wasm, each only if changed,

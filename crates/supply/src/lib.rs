@@ -8,8 +8,10 @@
 //! - [`signature`] and [`policy`]: minisign signatures and the `trust` section's check.
 //! - [`follow`]: what `serve` runs: components named by `source` in the config, pulled,
 //!   kept, followed by tag and handed to the runtime as a changed folder file would be.
+//! - [`agreement`]: the digest a tag names, recorded in the store so replicas serve one.
 
 pub mod access;
+pub mod agreement;
 pub mod artifact;
 pub mod cache;
 pub mod follow;

@@ -37,12 +37,8 @@ pub struct ReferenceError {
 
 /// Whether `text` is `sha256:` and 64 lowercase hex digits.
 pub fn is_sha256_digest(text: &str) -> bool {
-    text.strip_prefix("sha256:").is_some_and(|hex| {
-        hex.len() == 64
-            && hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
+    text.strip_prefix("sha256:")
+        .is_some_and(reactor_core::component::is_sha256)
 }
 
 impl ComponentRef {

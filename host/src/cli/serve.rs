@@ -320,11 +320,17 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     runtime
         .watch_dir(&args.components, World::Controller)
         .await?;
-    // Components the config names by `source`: pulled from their registries, kept by digest.
+    // Components the config names by `source`: pulled from their registries, kept by digest,
+    // each tag serving the digest recorded in the store for every replica.
     let _supply = match &args.config {
-        Some(_) => Some(
-            reactor_supply::follow::start(runtime.clone(), &args.data, &args.components).await?,
-        ),
+        Some(_) => {
+            let agreement = reactor_supply::agreement::Agreement::follow(store.clone());
+            let components = &args.components;
+            Some(
+                reactor_supply::follow::start(runtime.clone(), &args.data, components, agreement)
+                    .await?,
+            )
+        }
         None => None,
     };
     let _following = engine.follow(&runtime);

@@ -5,13 +5,16 @@ use super::state::{FAKE_TIME, State, World};
 use crate::store::StoreError;
 use crate::{Meta, Object, Owner};
 
-/// The host's own kinds, which guests reach only through Nimbus.
-const RESERVED_KINDS: [&str; 5] = [
+/// The host's own kinds, which guests reach only through Nimbus (the host's list,
+/// `reactor_core::object::RESERVED_KINDS`, which this guest-side crate cannot depend on).
+const RESERVED_KINDS: [&str; 7] = [
     "NimbusItem",
     "NimbusReport",
     "Agent",
     "ComponentRollback",
     "Credential",
+    "ComponentApproval",
+    "ComponentDigest",
 ];
 
 fn check_kind(kind: &str) -> Result<(), StoreError> {

@@ -39,14 +39,16 @@ impl std::fmt::Display for Owner {
 /// versions of components rolled back (cleared with `components clear-rollback`);
 /// `Credential` keeps users', agents' and join tokens' hashes, read by no API client or guest;
 /// `ComponentApproval` records the wider declarations an admin approved
-/// (`component approve`).
-pub const RESERVED_KINDS: [&str; 6] = [
+/// (`component approve`); `ComponentDigest` the digest a component's tag named when a
+/// replica saw it move, which every replica serves.
+pub const RESERVED_KINDS: [&str; 7] = [
     "NimbusItem",
     "NimbusReport",
     "Agent",
     "ComponentRollback",
     "Credential",
     "ComponentApproval",
+    "ComponentDigest",
 ];
 
 /// Whether `kind` is one of the host's own.
