@@ -3,6 +3,7 @@
 #   localhost/reactor-base:bookworm  a minimal Debian root (deploy/base-image.sh, cached)
 #   localhost/reactor-host:latest    + the release binary of reactor-host built here
 #   localhost/reactor-etcd:latest    + Debian's etcd (scripts/setup.sh installs etcd-server)
+#   localhost/reactor-registry:latest + Debian's docker-registry, an OCI registry
 # Each image's build context is a folder holding only its binary. Podman runs with runc and
 # without default ulimits (deploy/containers.conf, see deploy/podman.sh).
 #
@@ -23,15 +24,18 @@ fi
 context="$(mktemp -d)"
 trap 'rm -rf "$context"' EXIT
 
-# image NAME CONTAINERFILE BINARY AS : builds NAME from CONTAINERFILE, its context holding
-# only BINARY, named AS.
+# image NAME CONTAINERFILE BINARY AS [FILE...] : builds NAME from CONTAINERFILE, its context
+# holding only BINARY, named AS, and the FILEs.
 image() {
     rm -rf "${context:?}"/*
     cp "$3" "$context/$4"
+    if [ $# -gt 4 ]; then cp "${@:5}" "$context/"; fi
     pm build --quiet --file "$2" --tag "$1" "$context" >/dev/null
     echo "$1"
 }
-image "$HOST_IMAGE" deploy/Containerfile "$REACTOR_HOST_BIN" reactor-host
+image "$HOST_IMAGE" deploy/Containerfile "$REACTOR_HOST_BIN" reactor-host \
+    /etc/ssl/certs/ca-certificates.crt
 image "$ETCD_IMAGE" deploy/Containerfile.etcd "$(command -v etcd)" etcd
+image "$REGISTRY_IMAGE" deploy/Containerfile.registry /usr/bin/docker-registry docker-registry
 # The previous builds, untagged now (only this project's images carry the label).
 pm image prune --force --filter label=org.reactor-host.image >/dev/null

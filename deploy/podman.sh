@@ -9,5 +9,6 @@ DEBIAN_MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 BASE_IMAGE="localhost/reactor-base:$DEBIAN_SUITE"
 HOST_IMAGE="${HOST_IMAGE:-localhost/reactor-host:latest}"
 ETCD_IMAGE="${ETCD_IMAGE:-localhost/reactor-etcd:latest}"
+REGISTRY_IMAGE="${REGISTRY_IMAGE:-localhost/reactor-registry:latest}"
 
 pm() { podman --runtime runc "$@"; }

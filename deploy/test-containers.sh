@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # deploy/compose.yaml run for real by podman-compose (the pinned version scripts/tools.sh
-# names): etcd, two `serve` replicas and two agents. It applies Policies, kills one replica
+# names): etcd, an OCI registry, two `serve` replicas and two agents. The reactor is signed
+# with a key made here and pushed to the registry (over TLS, its certificate made here with
+# openssl); the replicas pull it by tag and load it only signed by that key. It applies
+# Policies, kills one replica
 # with SIGKILL, changes the Policies through the other, and checks that everything
 # converges: every Policy's status (ruleCount, agents), the files each agent's policy-rule
 # descriptor wrote, both agents connected. Then `stop` sends SIGTERM to the agents and the
@@ -11,10 +14,11 @@
 # usage: deploy/test-containers.sh       (builds the images first: deploy/build-image.sh;
 #                                         REACTOR_HOST_BIN=FILE puts that binary in the image)
 #
-# The replicas share one components folder (policy-rust.wasm only) and the agents one
-# descriptors folder (policy-rule-descriptor.wasm only), both mounted read-only from a
-# temporary folder (REACTOR_COMPONENTS, REACTOR_DESCRIPTORS); the replicas' published ports
-# are free ones picked at start (REACTOR_PORT_A, REACTOR_PORT_B). Agents reach the replicas
+# The replicas share one config (REACTOR_CONFIG: reactor.yaml naming policy-rust by tag, the
+# registry's CA, the trusted key) and an empty components folder, the agents one descriptors
+# folder (policy-rule-descriptor.wasm only), all mounted read-only from a temporary folder
+# (REACTOR_COMPONENTS, REACTOR_DESCRIPTORS); the published ports are free ones picked at
+# start (REACTOR_PORT_A, REACTOR_PORT_B, REACTOR_REGISTRY_PORT). Agents reach the replicas
 # through the network alias `reactor`, which names every live replica; an agent whose replica
 # dies reconnects to the other.
 set -euo pipefail
@@ -55,15 +59,16 @@ container() {
     pm ps --all --quiet --filter "label=com.docker.compose.project=$project" \
         --filter "label=com.docker.compose.service=$1"
 }
-services=(etcd replica-a replica-b agent-1 agent-2)
+services=(etcd registry replica-a replica-b agent-1 agent-2)
 fail() {
     say "FAIL: $*" >&2
     for service in "${services[@]}"; do
         local id
         id="$(container "$service" 2>/dev/null)" || continue
         [ -n "$id" ] || continue
-        echo "--- last lines of $service" >&2
+        echo "--- last lines of $service, then its last warnings and errors" >&2
         pm logs --tail 10 "$id" >&2 2>&1 || true
+        pm logs "$id" 2>&1 | grep -E " (WARN|ERROR) " | tail -n 5 >&2 || true
     done
     exit 1
 }
@@ -82,18 +87,60 @@ await() {
     done
 }
 
-mkdir -p "$work/components" "$work/descriptors"
-cp "$build/policy-rust.wasm" "$work/components/"
+mkdir -p "$work/components" "$work/descriptors" "$work/config" "$work/registry" "$work/keys" \
+    "$work/push"
 cp "$build/policy-rule-descriptor.wasm" "$work/descriptors/"
-chmod -R a+rX "$work"
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 REACTOR_PORT_A="$(free_port)"
 REACTOR_PORT_B="$(free_port)"
 while [ "$REACTOR_PORT_B" = "$REACTOR_PORT_A" ]; do REACTOR_PORT_B="$(free_port)"; done
+REACTOR_REGISTRY_PORT="$(free_port)"
 export REACTOR_COMPONENTS="$work/components" REACTOR_DESCRIPTORS="$work/descriptors" \
-    REACTOR_PORT_A REACTOR_PORT_B
+    REACTOR_CONFIG="$work/config" REACTOR_REGISTRY="$work/registry" \
+    REACTOR_PORT_A REACTOR_PORT_B REACTOR_REGISTRY_PORT
+bin="${REACTOR_HOST_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/reactor-host}"
+
+# The registry: a CA and a certificate for `registry` (its name on the network) and
+# 127.0.0.1 (its published port), a config serving TLS only.
+(
+    cd "$work/registry"
+    ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+    openssl req -x509 "${ec[@]}" -days 1 -subj /CN=reactor-test-registry-ca -keyout ca.key \
+        -out "$work/config/registry-ca.crt" -addext basicConstraints=critical,CA:TRUE \
+        -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+    openssl req "${ec[@]}" -subj /CN=registry -keyout registry.key -out registry.csr 2>/dev/null
+    printf '%s\n' subjectAltName=DNS:registry,DNS:localhost,IP:127.0.0.1 basicConstraints=CA:FALSE \
+        keyUsage=digitalSignature extendedKeyUsage=serverAuth >registry.ext
+    openssl x509 -req -in registry.csr -CA "$work/config/registry-ca.crt" -CAkey ca.key \
+        -CAcreateserial -days 1 -extfile registry.ext -out registry.crt 2>/dev/null
+    rm -f ca.key registry.csr registry.ext
+    cat >config.yml <<EOF
+version: 0.1
+log: {level: info}
+storage: {filesystem: {rootdirectory: /var/lib/registry}}
+http:
+  addr: 0.0.0.0:5000
+  secret: $(python3 -c 'import secrets; print(secrets.token_hex(16))')
+  tls: {certificate: /etc/registry/registry.crt, key: /etc/registry/registry.key}
+EOF
+) || fail "the registry's certificate (openssl)"
+# The release key: the replicas trust its public half only.
+"$bin" component keygen "$work/keys/release" >/dev/null || fail "component keygen"
+cp "$work/keys/release.pub" "$work/config/"
+cat >"$work/config/reactor.yaml" <<'EOF'
+components:
+  policy-rust: {revision: 1, source: "oci://registry:5000/reactors/policy-rust:stable"}
+supply:
+  interval: 5s
+  timeout: 10s
+  registries:
+    "registry:5000": {ca: /config/registry-ca.crt}
+trust:
+  keys: [/config/release.pub]
+EOF
+chmod -R a+rX "$work"
 # The agents' join tokens, empty until they are made (the file reads them at `up`).
 export EDGE_1_JOIN_TOKEN="" EDGE_2_JOIN_TOKEN=""
 
@@ -104,9 +151,22 @@ volume() {
         "$(container "$1")"
 }
 
+# The reactor, signed and pushed to the registry with its signature beside it.
+upped=true
+compose up -d registry >/dev/null || fail "compose up registry"
+cp "$build/policy-rust.wasm" "$work/push/"
+"$bin" component sign "$work/push/policy-rust.wasm" --key "$work/keys/release.key" >/dev/null ||
+    fail "component sign"
+push() {
+    "$bin" component push "$work/push/policy-rust.wasm" \
+        "oci://127.0.0.1:$REACTOR_REGISTRY_PORT/reactors/policy-rust:stable" \
+        --ca "$work/config/registry-ca.crt"
+}
+await 60 "the registry to take the signed reactor" push
+say "policy-rust signed and pushed to the registry ($((SECONDS - started))s)"
+
 # TLS: the first replica makes the cluster's CA and stores it in etcd, the second adopts it;
 # each issues its own server certificate, valid for its alias and for `reactor`.
-upped=true
 compose up -d replica-a >/dev/null || fail "compose up replica-a"
 await 60 "replica a to listen" logs_say replica-a "reactor-host listening on https://"
 compose up -d replica-b >/dev/null || fail "compose up replica-b"
@@ -125,11 +185,20 @@ cli() {
     fail "the replicas serve certificates from different CAs"
 component_ready() {
     cli "$1" components --json | python3 -c 'import json, sys
-got = [(c["name"], c["state"].lower()) for c in json.load(sys.stdin)]
-sys.exit(0 if got == [("policy-rust", "ready")] else 1)'
+got = [(c["name"], c["state"].lower(), c.get("error")) for c in json.load(sys.stdin)]
+if got != [("policy-rust", "ready", None)]:
+    sys.exit(f"components: {got}")'
 }
 await 120 "policy-rust on replica a" component_ready a
 await 120 "policy-rust on replica b" component_ready b
+# What serves is the signed wasm pushed, pulled from the registry.
+pushed="$(sha256sum "$work/push/policy-rust.wasm" | cut -d' ' -f1)"
+for replica in a b; do
+    serving="$(cli "$replica" components --json | python3 -c 'import json, sys
+print([c["sha256"] for c in json.load(sys.stdin) if c["name"] == "policy-rust"][0])')"
+    [ "$serving" = "$pushed" ] || fail "replica $replica serves $serving, not the wasm pushed ($pushed)"
+done
+say "both replicas serve policy-rust pulled from the registry, its signature checked"
 
 # The agents, each with the policy-rule descriptor, reaching a replica by `reactor`. Each is
 # handed only a join token for its id and labels (made by the admin on replica a, taken by

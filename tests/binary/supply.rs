@@ -634,6 +634,39 @@ fn push_refuses_what_is_not_a_component_in_one_line() {
     assert_fails_with(&out, &["oci://"]);
 }
 
+#[test]
+fn a_system_without_ca_certificates_is_an_error_in_one_line_not_a_panic() {
+    let registry = Registry::start(RegistryOptions {
+        tls: true,
+        ..RegistryOptions::default()
+    });
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = write(tmp.path(), "reactor.wasm", &guest("version-1"));
+    // The system's CA store as a minimal container has it: empty.
+    let no_file = write(tmp.path(), "no-cas.pem", b"");
+    let no_dir = tmp.path().join("no-cas");
+    std::fs::create_dir_all(&no_dir).expect("folder");
+    let mut args = vec![
+        "component".to_owned(),
+        "push".to_owned(),
+        file.display().to_string(),
+        registry.reference("reactors/versioned:v1"),
+    ];
+    args.extend(registry.push_flags());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (no_file, no_dir) = (no_file.display().to_string(), no_dir.display().to_string());
+    let out = run_cli_env(
+        &args,
+        &[("SSL_CERT_FILE", &no_file), ("SSL_CERT_DIR", &no_dir)],
+    );
+    assert_fails_with(
+        &out,
+        &["needs the system's CA certificates", "ca-certificates"],
+    );
+    let err = reactor_testkit::stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 /// A fake registry on loopback answering every request with `answer(path)`: for what a real
 /// registry never does (garbage, a layer that does not match its digest). Serves at most
 /// 200 requests, then stops.

@@ -13,6 +13,7 @@ pub mod listing;
 pub mod log_line;
 pub mod metrics;
 pub mod object;
+pub mod one_line;
 pub mod private;
 pub mod report;
 pub mod watch_event;

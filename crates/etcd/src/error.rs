@@ -42,20 +42,7 @@ impl From<EtcdError> for StoreError {
     }
 }
 
-/// `error` and its sources in one line, each cause once (tonic's transport errors repeat
-/// themselves: "transport error: transport error: …").
-pub fn one_line(error: &dyn std::error::Error) -> String {
-    let mut line = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !line.contains(&text) {
-            line = format!("{line}: {text}");
-        }
-        source = cause.source();
-    }
-    line.replace('\n', " ")
-}
+pub use reactor_core::one_line::one_line;
 
 /// Why a request of the client failed, in one line: the message of etcd's answer or the
 /// chain of causes of a transport error (a refused connection, a certificate not trusted).

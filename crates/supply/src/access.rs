@@ -34,7 +34,21 @@ pub enum AccessError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// No HTTP client could be made for the registry (a CA that does not parse; no CA
+    /// configured and none in the system's store).
+    #[error("cannot reach registry {registry}: {message}")]
+    Client {
+        /// The registry.
+        registry: String,
+        /// The client's error and its causes, on one line.
+        message: String,
+    },
 }
+
+/// Why no registry client can be made on a system without a CA store.
+const NO_SYSTEM_CAS: &str = "the registry client needs the system's CA certificates even \
+    for a registry with a CA of its own: install Debian's ca-certificates (or set SSL_CERT_FILE \
+    to a bundle)";
 
 /// How to reach one registry.
 #[derive(Clone)]
@@ -99,8 +113,10 @@ impl Access {
         &self.auth
     }
 
-    /// A client for this registry, each call bounded by `timeout`.
-    pub(crate) fn client(&self) -> oci_client::Client {
+    /// A client for this registry, each call bounded by `timeout`. A registry with a CA of
+    /// its own is checked against that CA only: the system's store is neither needed (a
+    /// container may have none) nor trusted for it.
+    pub(crate) fn client(&self) -> Result<oci_client::Client, AccessError> {
         // reqwest is built without a crypto provider of its own: ring, as everywhere here.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let config = ClientConfig {
@@ -109,7 +125,7 @@ impl Access {
             } else {
                 ClientProtocol::Https
             },
-            extra_root_certificates: self
+            tls_certs_only: self
                 .ca_pem
                 .iter()
                 .map(|pem| Certificate {
@@ -122,7 +138,26 @@ impl Access {
             platform_resolver: None,
             ..ClientConfig::default()
         };
-        oci_client::Client::new(config)
+        let failed = |message: String| AccessError::Client {
+            registry: self.registry.clone(),
+            message,
+        };
+        // oci-client 0.18 makes a default reqwest client beside the one configured, even in
+        // `try_from`, and that panics when the system has no CA certificates (a minimal
+        // container), whatever CA the registry's entry names. Such a client made first
+        // answers an error instead; the panic is caught too, so the supply task never dies.
+        if let Err(e) = reqwest013::Client::builder().build() {
+            let why = reactor_core::one_line::one_line(&e);
+            return Err(failed(format!("{why}; {NO_SYSTEM_CAS}")));
+        }
+        let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            oci_client::Client::try_from(config)
+        }));
+        match made {
+            Ok(Ok(client)) => Ok(client),
+            Ok(Err(e)) => Err(failed(reactor_core::one_line::one_line(&e))),
+            Err(_) => Err(failed(NO_SYSTEM_CAS.to_owned())),
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use crate::artifact::{
 use crate::reference::{ComponentRef, Version};
 use futures::StreamExt;
 use oci_client::manifest::OciDescriptor;
+use reactor_core::one_line::one_line;
 use sha2::{Digest, Sha256};
 use std::future::Future;
 use std::time::Duration;
@@ -17,6 +18,9 @@ use std::time::Duration;
 /// Why a pull failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PullError {
+    /// No client could be made for the registry.
+    #[error(transparent)]
+    Access(#[from] crate::access::AccessError),
     /// The registry did not answer in time.
     #[error("{what}: no answer within {}", humantime(*.timeout))]
     Timeout {
@@ -68,21 +72,6 @@ pub struct Pulled {
     pub bytes: Vec<u8>,
 }
 
-/// The error and its causes, one line (reqwest puts "connection refused" in a source).
-pub(crate) fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
-
 /// Runs one registry call `what` within the access's timeout.
 pub(crate) async fn bounded<T, E: std::error::Error>(
     access: &Access,
@@ -96,7 +85,7 @@ pub(crate) async fn bounded<T, E: std::error::Error>(
         }),
         Ok(Err(e)) => Err(PullError::Registry {
             what: what(),
-            message: chain(&e),
+            message: one_line(&e),
         }),
         Ok(Ok(value)) => Ok(value),
     }
@@ -125,7 +114,7 @@ pub async fn component(
     limit: u64,
     cached: impl Fn(&str) -> Option<Vec<u8>>,
 ) -> Result<Pulled, PullError> {
-    let client = access.client();
+    let client = access.client()?;
     let (body, manifest_digest) = manifest(&client, access, reference).await?;
     let layout = |source| PullError::Layout {
         what: "its manifest".into(),
@@ -164,7 +153,7 @@ pub async fn signature(
     reference: &ComponentRef,
     manifest_digest: &str,
 ) -> Result<Option<String>, PullError> {
-    let client = access.client();
+    let client = access.client()?;
     let tagged = reference.at(Version::Tag(artifact::signature_tag(manifest_digest)));
     let found = tokio::time::timeout(
         access.timeout,
@@ -185,7 +174,7 @@ pub async fn signature(
         Ok(Err(e)) => {
             return Err(PullError::Registry {
                 what: format!("look up the signature {tagged}"),
-                message: chain(&e),
+                message: one_line(&e),
             });
         }
         Ok(Ok((body, _))) => body,
@@ -255,7 +244,7 @@ async fn blob(
         let mut stream = client
             .pull_blob_stream(&reference.oci(), &descriptor)
             .await
-            .map_err(|e| problem(format!("could not be pulled: {}", chain(&e))))?;
+            .map_err(|e| problem(format!("could not be pulled: {}", one_line(&e))))?;
         let mut bytes = Vec::with_capacity(usize::try_from(layer.size).unwrap_or(0));
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| {
@@ -266,7 +255,7 @@ async fn blob(
                     Some(oci_client::errors::DigestError::VerificationError { actual, .. }) => {
                         problem(format!("does not match its bytes, which hash to {actual}"))
                     }
-                    _ => problem(format!("could not be read whole: {}", chain(&e))),
+                    _ => problem(format!("could not be read whole: {}", one_line(&e))),
                 }
             })?;
             if (bytes.len() + chunk.len()) as u64 > layer.size {

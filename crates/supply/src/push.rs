@@ -24,7 +24,7 @@ async fn push_one(
     config: (&str, Vec<u8>),
     layer: (&str, Vec<u8>),
 ) -> Result<String, PushError> {
-    let client = access.client();
+    let client = access.client()?;
     let image = reference.oci();
     let (config_type, config_bytes) = config;
     let (layer_type, layer_bytes) = layer;
