@@ -8,11 +8,11 @@
 //! - **Permissions.** The dispatch row's pipeline (in-process, in-memory store) with
 //!   policy-rust as built (undeclared) and with its needs declared by `component annotate
 //!   --publishes`, so each `nimbus` call is checked; alternating runs, medians kept.
-//! - **Shadow.** `serve` with the `probe` guest and `rollout: {shadow: {objects: N}}`, N far
-//!   above the objects applied, so the new version is never promoted: fresh objects timed
-//!   from apply to reconcile status (as in the rollout row) before the new version arrives
-//!   and while it runs as a shadow (the same code with a custom section appended, so its
-//!   writes are the serving version's).
+//! - **Shadow.** Two `serve`s with the `probe` guest and `rollout: {shadow: {objects: N}}`,
+//!   N far above the objects applied, so a new version is never promoted; one is given a new
+//!   version (the same code with a custom section appended, so its writes are the serving
+//!   version's), held as a shadow. Fresh objects are timed from apply to reconcile status
+//!   (as in the rollout row) on each server in turn, so both see the same machine.
 
 use crate::pipeline;
 use crate::report::{Scenario, Target};
@@ -361,8 +361,6 @@ pub struct ShadowFigures {
     /// timed objects (it was not dropped).
     pub matched: u64,
     pub differed: u64,
-    /// Objects in the store when the shadow started (it re-runs them first).
-    pub existing: usize,
 }
 
 async fn probe_component(client: &Client) -> anyhow::Result<ComponentInfo> {
@@ -374,25 +372,16 @@ async fn probe_component(client: &Client) -> anyhow::Result<ComponentInfo> {
         .ok_or_else(|| anyhow!("probe is not listed"))
 }
 
-/// Times `count` fresh objects named `PREFIX-i`, one at a time, 20 ms apart.
-async fn timed(client: &Client, prefix: &str, count: usize) -> anyhow::Result<Vec<Duration>> {
-    let mut took = Vec::with_capacity(count);
-    for i in 0..count {
-        took.push(fresh_latency(client, &format!("{prefix}-{i}")).await?);
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    Ok(took)
-}
-
-pub async fn shadow(components: &Path, probes: usize) -> anyhow::Result<ShadowFigures> {
-    let dir = tempfile::tempdir()?;
-    let folder = dir.path().join("components");
+/// A `serve` in `dir` with `v1` as `probe.wasm` in a components folder of its own and the
+/// shadow config, given [`WARM_UP`] objects; answers it, its client and the folder.
+async fn probe_server(
+    dir: &Path,
+    v1: &[u8],
+) -> anyhow::Result<(Server, Client, std::path::PathBuf)> {
+    let folder = dir.join("components");
     std::fs::create_dir_all(&folder)?;
-    let file = folder.join("probe.wasm");
-    let v1 = std::fs::read(components.join("probe.wasm"))?;
-    let v2 = new_version(&v1, "reactor-bench-shadow");
-    std::fs::write(&file, &v1)?;
-    let config = dir.path().join("config.yaml");
+    std::fs::write(folder.join("probe.wasm"), v1)?;
+    let config = dir.join("config.yaml");
     std::fs::write(
         &config,
         format!("components:\n  probe:\n    rollout: {{shadow: {{objects: {SHADOW_WINDOW}}}}}\n"),
@@ -400,54 +389,80 @@ pub async fn shadow(components: &Path, probes: usize) -> anyhow::Result<ShadowFi
     let config = config
         .to_str()
         .ok_or_else(|| anyhow!("the config path is not UTF-8"))?;
-    let server = Server::start_with(&dir.path().join("data"), &folder, &["--config", config])?;
+    let server = Server::start_with(&dir.join("data"), &folder, &["--config", config])?;
     server.wait_components(1).await?;
     let client = Client::new(server.base(), Some(server.token().to_owned()));
-    timed(&client, "warm", WARM_UP).await?;
-    let quiet = timed(&client, "quiet", probes).await?;
+    for i in 0..WARM_UP {
+        fresh_latency(&client, &format!("warm-{i}")).await?;
+    }
+    Ok((server, client, folder))
+}
 
+/// (matched, differed) of the shadow of `client`'s probe, if it is `sha256`'s; an error if
+/// it differed or was dropped (the figure would not be that of a shadow held).
+async fn held_shadow(client: &Client, sha256: &str) -> anyhow::Result<Option<(u64, u64)>> {
+    let info = probe_component(client).await?;
+    match info.shadow.as_ref().filter(|s| s.sha256 == sha256) {
+        Some(s) if s.dropped || s.differed > 0 => {
+            bail!("the shadow differed or was dropped, so it is not held: {s:?}")
+        }
+        Some(s) => Ok(Some((s.matched, s.differed))),
+        None => Ok(None),
+    }
+}
+
+/// Two servers with the same component and config; one is given a new version (the same
+/// code with a custom section appended), held as a shadow. Fresh objects are then timed on
+/// each in turn (which goes first alternating), 20 ms apart, so that both see the same
+/// load of the machine.
+pub async fn shadow(components: &Path, probes: usize) -> anyhow::Result<ShadowFigures> {
+    let (plain_dir, shadow_dir) = (tempfile::tempdir()?, tempfile::tempdir()?);
+    let v1 = std::fs::read(components.join("probe.wasm"))?;
+    let v2 = new_version(&v1, "reactor-bench-shadow");
+    let (v1_sha, v2_sha) = (sha256_hex(&v1), sha256_hex(&v2));
+    let (_plain, plain, _) = probe_server(plain_dir.path(), &v1).await?;
+    let (_shadowed, shadowed, folder) = probe_server(shadow_dir.path(), &v1).await?;
     let tmp = folder.join(".probe.wasm.tmp");
     std::fs::write(&tmp, &v2)?;
-    std::fs::rename(&tmp, &file)?;
-    let (v1_sha, v2_sha) = (sha256_hex(&v1), sha256_hex(&v2));
+    std::fs::rename(&tmp, folder.join("probe.wasm"))?;
     // The shadow re-runs the objects there when it starts: timed only once it has.
-    let existing = WARM_UP + probes;
     let started = Instant::now();
-    loop {
-        let info = probe_component(&client).await?;
-        if let Some(shadow) = info.shadow.as_ref().filter(|s| s.sha256 == v2_sha) {
-            if shadow.dropped || shadow.differed > 0 {
-                bail!("the shadow was dropped or differed before it was timed: {shadow:?}");
-            }
-            if shadow.matched as usize >= existing {
-                break;
-            }
-        }
-        if started.elapsed() > Duration::from_secs(300) {
-            bail!("the shadow did not cover the {existing} objects within 300 s: {info:?}");
+    while held_shadow(&shadowed, &v2_sha)
+        .await?
+        .is_none_or(|(matched, _)| (matched as usize) < WARM_UP)
+    {
+        if started.elapsed() > Duration::from_secs(120) {
+            bail!(
+                "the shadow did not cover the {WARM_UP} objects within 120 s: {:?}",
+                probe_component(&shadowed).await?
+            );
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let shadowed = timed(&client, "shadowed", probes).await?;
-    let info = probe_component(&client).await?;
+    let (mut quiet, mut with) = (Vec::with_capacity(probes), Vec::with_capacity(probes));
+    for i in 0..probes {
+        let name = format!("p-{i}");
+        if i % 2 == 0 {
+            quiet.push(fresh_latency(&plain, &name).await?);
+            with.push(fresh_latency(&shadowed, &name).await?);
+        } else {
+            with.push(fresh_latency(&shadowed, &name).await?);
+            quiet.push(fresh_latency(&plain, &name).await?);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let info = probe_component(&shadowed).await?;
     if info.sha256.as_deref() != Some(v1_sha.as_str()) {
         bail!("the serving version changed during the timing: {info:?}");
     }
-    let shadow = info
-        .shadow
-        .filter(|s| s.sha256 == v2_sha)
+    let (matched, differed) = held_shadow(&shadowed, &v2_sha)
+        .await?
         .context("the shadow is gone after the timing")?;
-    if shadow.dropped || shadow.differed > 0 {
-        bail!(
-            "the shadow differed or was dropped while timed, so the figure is not that of a shadow held: {shadow:?}"
-        );
-    }
     Ok(ShadowFigures {
         quiet: Figures::of(quiet),
-        shadowed: Figures::of(shadowed),
-        matched: shadow.matched,
-        differed: shadow.differed,
-        existing,
+        shadowed: Figures::of(with),
+        matched,
+        differed,
     })
 }
 
@@ -571,14 +586,13 @@ pub async fn rows(
             "a fresh object's reconcile with a shadow version held, p99 (ms)",
             ms(s.shadowed.p99),
             (
-                "without a shadow, same server before it",
+                "a second server without a shadow, same run",
                 Some(ms(s.quiet.p99)),
             ),
             (Target::RatioAtMost(1.5), "≤ 1.5× without"),
             &format!(
-                "the release `serve` with the `probe` test guest and `rollout: {{shadow: {{objects: {SHADOW_WINDOW}}}}}`: {} fresh Probe objects applied one at a time, each timed from its apply to its reconcile status (polled every ms), before a new version (the same code with a custom section appended: the same writes) is written over the file and, once the shadow re-ran the {} objects there, while it runs beside the serving version on every callback; the shadow then {} matched, {} differed, not dropped; medians {:.1} ms with, {:.1} ms without",
+                "two release `serve`s, each with the `probe` test guest and `rollout: {{shadow: {{objects: {SHADOW_WINDOW}}}}}` (never promoted here); one is given a new version (the same code with a custom section appended: the same writes), held as a shadow that runs beside the serving version on every callback; then {} fresh Probe objects applied to each in turn (which first alternating), one at a time, each timed from its apply to its reconcile status (polled every ms), as in the rollout row; the shadow then {} matched, {} differed, not dropped; medians {:.1} ms with, {:.1} ms without",
                 s.shadowed.samples,
-                s.existing,
                 s.matched,
                 s.differed,
                 ms(s.shadowed.median),
