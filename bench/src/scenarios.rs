@@ -67,7 +67,7 @@ pub struct Sizes {
     pub replica_counts: Vec<usize>,
     /// Runs of each side (undeclared, declared) in supply's permission row, at the largest
     /// of --dispatch-sizes.
-    #[arg(long, default_value_t = 21)]
+    #[arg(long, default_value_t = 31)]
     pub supply_rounds: usize,
     /// Fresh objects timed each way (without, with a shadow) in supply's shadow row.
     #[arg(long, default_value_t = 300)]

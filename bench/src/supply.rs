@@ -229,9 +229,15 @@ pub async fn restarts(components: &Path) -> anyhow::Result<(Restarted, Restarted
 #[derive(Debug, Clone)]
 pub struct PermissionFigures {
     pub objects: usize,
-    /// µs per object of each run, sorted.
+    /// µs per object of each run (wall), sorted.
     pub undeclared: Vec<f64>,
     pub declared: Vec<f64>,
+    /// The same in CPU time of this process (all its threads, 10 ms ticks), sorted: less
+    /// moved by other processes on the machine than the wall time.
+    pub undeclared_cpu: Vec<f64>,
+    pub declared_cpu: Vec<f64>,
+    /// Each round's declared / undeclared wall time, sorted.
+    pub paired: Vec<f64>,
     /// Host-import calls (each checked when declared) per object, declared runs.
     pub host_calls_per_object: f64,
 }
@@ -241,14 +247,27 @@ fn median(sorted: &[f64]) -> f64 {
 }
 
 /// One run of the pipeline; checks the component is (or is not) declared as expected.
+/// One run's µs per object: wall and CPU time.
+#[derive(Debug, Clone, Copy)]
+struct PerObject {
+    wall: f64,
+    cpu: f64,
+}
+
+fn own_cpu() -> Duration {
+    crate::machine::cpu_time_of(std::process::id()).unwrap_or_default()
+}
+
 async fn permission_run(
     wasm: &Path,
     objects: usize,
     cache: &Path,
     declared: bool,
-) -> anyhow::Result<(f64, ComponentInfo)> {
+) -> anyhow::Result<(PerObject, ComponentInfo)> {
+    let cpu = own_cpu();
     let (took, info) =
         pipeline::run_wasm(Arc::new(MemStore::default()), objects, wasm, cache).await?;
+    let cpu = own_cpu().saturating_sub(cpu);
     if info.declared != declared {
         bail!(
             "{} loaded with declared = {}, expected {declared}",
@@ -256,7 +275,14 @@ async fn permission_run(
             info.declared
         );
     }
-    Ok((took.as_secs_f64() * 1e6 / objects as f64, info))
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / objects as f64;
+    Ok((
+        PerObject {
+            wall: per(took),
+            cpu: per(cpu),
+        },
+        info,
+    ))
 }
 
 /// A copy of `wasm` in `dir` declaring what policy-rust and version-1 touch (`component
@@ -299,20 +325,30 @@ pub async fn permissions(
     for round in 0..rounds {
         for declared_side in [round % 2 == 1, round % 2 == 0] {
             if declared_side {
-                let (us, info) = permission_run(&declared, objects, cache, true).await?;
-                checked.push(us);
+                let (run, info) = permission_run(&declared, objects, cache, true).await?;
+                checked.push(run);
                 host_calls += info.usage.map_or(0, |u| u.host_calls);
             } else {
                 undeclared.push(permission_run(&plain, objects, cache, false).await?.0);
             }
         }
     }
-    undeclared.sort_by(f64::total_cmp);
-    checked.sort_by(f64::total_cmp);
+    let mut paired: Vec<f64> = (checked.iter().zip(&undeclared))
+        .map(|(d, u)| d.wall / u.wall)
+        .collect();
+    paired.sort_by(f64::total_cmp);
+    let sorted = |runs: &[PerObject], pick: fn(&PerObject) -> f64| {
+        let mut v: Vec<f64> = runs.iter().map(pick).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
     Ok(PermissionFigures {
         objects,
-        undeclared,
-        declared: checked,
+        undeclared: sorted(&undeclared, |r| r.wall),
+        declared: sorted(&checked, |r| r.wall),
+        undeclared_cpu: sorted(&undeclared, |r| r.cpu),
+        declared_cpu: sorted(&checked, |r| r.cpu),
+        paired,
         host_calls_per_object: host_calls as f64 / (objects * rounds.max(1)) as f64,
     })
 }
@@ -564,11 +600,15 @@ pub async fn rows(
             ("the same component undeclared, same run", Some(un)),
             (Target::RatioAtMost(1.02), "≤ 1.02× undeclared"),
             &format!(
-                "the dispatch row's pipeline (in-memory store) with policy-rust as built (undeclared: no check) and annotated by `reactor-host component annotate --publishes` (~{:.1} host-import calls per object; each `nimbus` call checked against the declaration, `set-status` needs none); {} runs of each, alternating, medians kept; per-run µs/object undeclared {}, declared {}",
+                "the dispatch row's pipeline (in-memory store) with policy-rust as built (undeclared: no check) and annotated by `reactor-host component annotate --publishes` (~{:.1} host-import calls per object; each `nimbus` call checked against the declaration, `set-status` needs none); {} runs of each, alternating, medians of the wall time kept; per-run µs/object undeclared {}, declared {}; median of each round's ratio {:.3}; CPU µs/object of the bench process (all threads), medians {:.1} undeclared, {:.1} declared ({:.3}×)",
                 p.host_calls_per_object,
                 p.undeclared.len(),
                 spread(&p.undeclared),
-                spread(&p.declared)
+                spread(&p.declared),
+                median(&p.paired),
+                median(&p.undeclared_cpu),
+                median(&p.declared_cpu),
+                median(&p.declared_cpu) / median(&p.undeclared_cpu)
             ),
         ),
         Scenario::measured(
