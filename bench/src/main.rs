@@ -27,6 +27,7 @@ mod rollout;
 mod scenarios;
 mod server;
 mod store;
+mod supply;
 mod tls;
 mod watches;
 
@@ -53,10 +54,10 @@ enum Command {
         /// The built components (scripts/build-components.sh OUT).
         components: PathBuf,
         /// Scenarios to run (default: all): store dispatch reload rollout end-to-end fan-out agent-publish
-        /// replicas kvscheduler restart languages memory hardening watches tls kube.
+        /// replicas kvscheduler restart languages memory hardening watches tls kube supply.
         scenarios: Vec<String>,
         #[command(flatten)]
-        sizes: scenarios::Sizes,
+        sizes: Box<scenarios::Sizes>,
         #[arg(long, default_value = "bench/results/latest.json")]
         out: PathBuf,
     },

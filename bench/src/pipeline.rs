@@ -5,7 +5,7 @@ use crate::native_policy::{NativePolicy, policies};
 use anyhow::{Context, bail};
 use futures::StreamExt;
 use reactor_host::controller::{ControllerOptions, Engine, EngineHost};
-use reactor_host::runtime::{Runtime, RuntimeConfig, World};
+use reactor_host::runtime::{ComponentInfo, Runtime, RuntimeConfig, World};
 use reactor_host::store::{EventType, Store};
 use std::collections::HashSet;
 use std::path::Path;
@@ -67,23 +67,54 @@ pub async fn run(
             }));
             drive(&store, "policy-native", count).await
         }
-        Side::Wasm => {
-            let mut config = RuntimeConfig::new(data);
-            config.host = Arc::new(EngineHost::new(engine.context().clone()));
-            if let Some(workers) = workers {
-                config.settings.defaults.concurrency = workers;
-            }
-            let runtime = Runtime::new(config)?;
-            let components = tempfile::tempdir()?;
-            std::fs::copy(policy_wasm, components.path().join("policy-rust.wasm"))?;
-            runtime
-                .watch_dir(components.path(), World::Controller)
-                .await?;
-            let _following = engine.follow(&runtime);
-            if engine.attached_names() != vec!["policy-rust".to_string()] {
-                bail!("policy-rust did not attach: {:?}", runtime.components());
-            }
-            drive(&store, "policy-rust", count).await
-        }
+        Side::Wasm => Ok(wasm(&engine, &store, count, policy_wasm, data, workers)
+            .await?
+            .0),
     }
+}
+
+/// The WASM side of [`run`] on `engine`: also answers the component as the runtime showed it
+/// after the run (its declaration, its usage).
+async fn wasm(
+    engine: &Arc<Engine>,
+    store: &Arc<dyn Store>,
+    count: usize,
+    policy_wasm: &Path,
+    data: &Path,
+    workers: Option<usize>,
+) -> anyhow::Result<(Duration, ComponentInfo)> {
+    let mut config = RuntimeConfig::new(data);
+    config.host = Arc::new(EngineHost::new(engine.context().clone()));
+    if let Some(workers) = workers {
+        config.settings.defaults.concurrency = workers;
+    }
+    let runtime = Runtime::new(config)?;
+    let components = tempfile::tempdir()?;
+    std::fs::copy(policy_wasm, components.path().join("policy-rust.wasm"))?;
+    runtime
+        .watch_dir(components.path(), World::Controller)
+        .await?;
+    let _following = engine.follow(&runtime);
+    if engine.attached_names() != vec!["policy-rust".to_string()] {
+        bail!("policy-rust did not attach: {:?}", runtime.components());
+    }
+    let took = drive(store, "policy-rust", count).await?;
+    let info = runtime
+        .components()
+        .into_iter()
+        .find(|c| c.name == "policy-rust")
+        .ok_or_else(|| anyhow::anyhow!("policy-rust is no longer listed"))?;
+    Ok((took, info))
+}
+
+/// [`run`]'s WASM side with the default concurrency, answering also the component as the
+/// runtime showed it after the run: whether it declared permissions, its host calls.
+pub async fn run_wasm(
+    store: Arc<dyn Store>,
+    count: usize,
+    policy_wasm: &Path,
+    data: &Path,
+) -> anyhow::Result<(Duration, ComponentInfo)> {
+    let engine = Engine::new(store.clone(), ControllerOptions::default());
+    wasm(&engine, &store, count, policy_wasm, data, None).await
 }

@@ -23,6 +23,7 @@ pub const SCENARIOS: &[&str] = &[
     "watches",
     "tls",
     "kube",
+    "supply",
 ];
 
 /// A whole run.

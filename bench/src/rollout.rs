@@ -29,7 +29,7 @@ pub struct RolloutFigures {
 const KIND: &str = "Probe";
 
 /// `wasm` with a custom section `name` appended: a new version of the same code.
-fn new_version(wasm: &[u8], name: &str) -> Vec<u8> {
+pub fn new_version(wasm: &[u8], name: &str) -> Vec<u8> {
     fn leb(mut n: usize, out: &mut Vec<u8>) {
         loop {
             let byte = (n & 0x7f) as u8;
@@ -64,7 +64,7 @@ fn echo(name: &str) -> ApplyRequest {
 }
 
 /// Applies `name` and waits until its reconcile status is written.
-async fn fresh_latency(client: &Client, name: &str) -> anyhow::Result<Duration> {
+pub async fn fresh_latency(client: &Client, name: &str) -> anyhow::Result<Duration> {
     let started = Instant::now();
     client.apply(vec![echo(name)]).await?;
     loop {

@@ -65,6 +65,13 @@ pub struct Sizes {
     /// `serve` replicas on one etcd, one run per count.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
     pub replica_counts: Vec<usize>,
+    /// Runs of each side (undeclared, declared) in supply's permission row, at the largest
+    /// of --dispatch-sizes.
+    #[arg(long, default_value_t = 31)]
+    pub supply_rounds: usize,
+    /// Fresh objects timed each way (without, with a shadow) in supply's shadow row.
+    #[arg(long, default_value_t = 300)]
+    pub supply_probes: usize,
 }
 
 /// The rows of one scenario and its plot series.
@@ -112,6 +119,11 @@ pub async fn run(names: &[String], components: &Path, sizes: &Sizes) -> Report {
                 .await
             }
             "kube" => crate::kube_api::rows(sizes.kube_objects).await,
+            "supply" => {
+                let objects = sizes.dispatch_sizes.last().copied().unwrap_or(4000);
+                let (rounds, probes) = (sizes.supply_rounds, sizes.supply_probes);
+                crate::supply::rows(components, &cache, objects, rounds, probes).await
+            }
             other => Err(anyhow::anyhow!("unknown scenario {other}")),
         };
         let (rows, series) = rows.unwrap_or_else(|e| {

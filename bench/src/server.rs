@@ -106,6 +106,17 @@ impl Server {
         }
     }
 
+    /// Stops the server as an operator would (SIGTERM) and waits until it exited: a restart,
+    /// not a crash. Answers how it exited.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        self.host.stop_with("-TERM")
+    }
+
+    /// The Prometheus text of its `/metrics`.
+    pub async fn metrics(&self) -> anyhow::Result<String> {
+        Ok(self.client()?.get_text("/metrics").await?)
+    }
+
     /// The launched process (its data folder, the kubeconfig and CLI commands against it).
     pub fn host(&self) -> &Host {
         &self.host
