@@ -4,7 +4,7 @@
 #
 # usage: scripts/bench.sh [SCENARIO...] [-- reactor-bench run options]
 #   scenarios: store dispatch reload rollout end-to-end fan-out agent-publish replicas kvscheduler restart languages
-#              memory hardening watches tls
+#              memory hardening watches tls kube supply
 #   (default: all). Rows of scenarios not named are kept from the previous results file.
 #   options, e.g.: --objects 1000 --dispatch-sizes 250,1000,4000 --reloads 100
 #                  --rollout-objects 10000 --rollout-rate 200
