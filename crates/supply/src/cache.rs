@@ -2,12 +2,19 @@
 //! (`blobs/sha256-HEX.wasm`, checked against its name when read), which layer each manifest
 //! digest names (`manifests/sha256-HEX`), and the signature found for it
 //! (`signatures/sha256-HEX.minisig`). A component pinned by digest and cached loads after a
-//! restart without a call to its registry.
+//! restart without a call to its registry. Pruned after each pull to the versions serving and
+//! the newest [`KEPT`] others, so a tag that moves often does not fill the disk.
 
 use crate::pull::hex;
 use crate::reference::is_sha256_digest;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// Versions (manifest digests) kept beside those serving, newest first: what a rollback or a
+/// tag moved back finds without a pull.
+pub const KEPT: usize = 8;
 
 /// The digest cache.
 #[derive(Debug, Clone)]
@@ -70,6 +77,56 @@ impl DigestCache {
         }
     }
 
+    /// Removes every version but `serving` (manifest digests) and the `kept` newest others
+    /// (by when they were last kept), with their signatures and the wasm no version left names.
+    pub fn prune(&self, serving: &BTreeSet<String>, kept: usize) {
+        let manifests = self.dir.join("manifests");
+        let Ok(entries) = std::fs::read_dir(&manifests) else {
+            return;
+        };
+        let mut others: Vec<(SystemTime, String)> = entries
+            .flatten()
+            .filter_map(|entry| {
+                let digest = entry.file_name().to_string_lossy().replacen('-', ":", 1);
+                let modified = entry.metadata().and_then(|m| m.modified()).ok()?;
+                (is_sha256_digest(&digest) && !serving.contains(&digest))
+                    .then_some((modified, digest))
+            })
+            .collect();
+        if others.len() <= kept {
+            return;
+        }
+        others.sort_by(|a, b| b.cmp(a));
+        for (_, digest) in others.split_off(kept) {
+            for path in [
+                self.path("manifests", &digest, ""),
+                self.path("signatures", &digest, ".minisig"),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        // The wasm no manifest left names.
+        let named: BTreeSet<String> = (std::fs::read_dir(&manifests).into_iter().flatten())
+            .flatten()
+            .filter_map(|entry| {
+                let digest = entry.file_name().to_string_lossy().replacen('-', ":", 1);
+                self.layer_of(&digest)
+            })
+            .filter_map(|layer| file_name(&layer))
+            .collect();
+        let blobs = self.dir.join("blobs");
+        for entry in (std::fs::read_dir(&blobs).into_iter().flatten()).flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            let stem = file.strip_suffix(".wasm").unwrap_or(&file);
+            if !named.contains(stem) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+
     /// Keeps the signature found for `manifest_digest`.
     pub fn keep_signature(&self, manifest_digest: &str, signature: &str) {
         if let Some(path) = self.path("signatures", manifest_digest, ".minisig") {
@@ -115,5 +172,50 @@ mod tests {
         assert_eq!(cache.wasm(&layer), None);
         assert!(!blob.exists());
         assert_eq!(cache.wasm("../../etc/passwd"), None);
+    }
+
+    #[test]
+    fn a_prune_keeps_what_serves_and_the_newest_others_with_their_wasm() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = DigestCache::new(dir.path());
+        let epoch = SystemTime::UNIX_EPOCH;
+        let mut versions = Vec::new();
+        for i in 0..6u64 {
+            let wasm = format!("\0asm version {i}").into_bytes();
+            let layer = format!("sha256:{}", hex(&Sha256::digest(&wasm)));
+            let manifest = format!("sha256:{}", format!("{i:x}").repeat(64));
+            cache.keep(&manifest, &layer, &wasm);
+            cache.keep_signature(&manifest, "signed");
+            // Kept one second apart, version 0 first: controlled, not the clock's.
+            let file = std::fs::File::options()
+                .write(true)
+                .open(cache.path("manifests", &manifest, "").expect("a path"))
+                .expect("the manifest file");
+            file.set_modified(epoch + std::time::Duration::from_secs(i))
+                .expect("set its time");
+            versions.push((manifest, layer));
+        }
+        // A layer also named by a version kept stays.
+        let shared = format!("sha256:{}", "9".repeat(64));
+        cache.keep(&shared, &versions[4].1, b"\0asm version 4");
+        let serving = BTreeSet::from([versions[0].0.clone()]);
+        cache.prune(&serving, 2);
+        let kept: Vec<bool> = (versions.iter())
+            .map(|(manifest, _)| cache.layer_of(manifest).is_some())
+            .collect();
+        // Serving (0), the two newest others (5, and `shared` kept last), the rest removed.
+        assert_eq!(kept, [true, false, false, false, false, true]);
+        assert!(cache.layer_of(&shared).is_some());
+        assert!(cache.wasm(&versions[0].1).is_some() && cache.wasm(&versions[5].1).is_some());
+        assert!(
+            cache.wasm(&versions[2].1).is_none(),
+            "a wasm no version names is removed"
+        );
+        assert!(
+            cache.wasm(&versions[4].1).is_some(),
+            "version 4 is removed, its wasm is still named by a version kept"
+        );
+        assert!(cache.signature(&versions[2].0).is_none());
+        assert!(cache.signature(&versions[0].0).is_some());
     }
 }

@@ -9,7 +9,7 @@
 
 use crate::access::Access;
 use crate::agreement::Agreement;
-use crate::cache::DigestCache;
+use crate::cache::{DigestCache, KEPT};
 use crate::policy::signature_path;
 use crate::pull::{self, hex};
 use crate::reference::{ComponentRef, Version};
@@ -126,12 +126,16 @@ struct Tracked {
     /// The digest recorded in the store when last brought up to date: another one recorded
     /// since makes it due at once.
     agreed: Option<String>,
+    /// The manifest digest last written to the folder: kept by the cache's prune.
+    digest: Option<String>,
 }
 
 /// What a component was brought up to date with.
 struct Synced {
     /// The manifest digest its tag named here (`None`: pinned by digest).
     seen: Option<String>,
+    /// The manifest digest written to the folder.
+    digest: String,
 }
 
 impl Follow {
@@ -153,6 +157,7 @@ impl Follow {
                 self.runtime
                     .set_source_error(&name, World::Controller, &wasm, None);
             }
+            let (wanted_count, mut synced) = (wanted.len(), false);
             for (name, source) in wanted {
                 let agreed = self.agreement.agreed(&name, &source);
                 let due = self.tracked.get(&name).is_none_or(|t| {
@@ -163,11 +168,12 @@ impl Follow {
                 }
                 let tracked = self.tracked.remove(&name);
                 let seen = tracked.as_ref().and_then(|t| t.seen.clone());
+                let digest = tracked.as_ref().and_then(|t| t.digest.clone());
                 let previous = tracked.and_then(|t| t.error);
                 let outcome = self.sync(&name, &source, &settings, seen.as_deref()).await;
-                let seen = match &outcome {
-                    Ok(synced) => synced.seen.clone(),
-                    Err(_) => seen,
+                let (seen, digest) = match &outcome {
+                    Ok(synced) => (synced.seen.clone(), Some(synced.digest.clone())),
+                    Err(_) => (seen, digest),
                 };
                 let wasm = self.dir.join(format!("{name}.wasm"));
                 let error = match outcome {
@@ -204,8 +210,16 @@ impl Follow {
                         error,
                         seen,
                         agreed,
+                        digest,
                     },
                 );
+                synced = true;
+            }
+            // Once every entry was looked at: every version but those written and the newest
+            // others goes.
+            if synced && self.tracked.len() == wanted_count {
+                let written = self.tracked.values().filter_map(|t| t.digest.clone());
+                self.cache.prune(&written.collect(), KEPT);
             }
             tokio::time::sleep(TICK).await;
         }
@@ -275,7 +289,10 @@ impl Follow {
             }
         };
         self.write(name, &bytes, signature.as_deref())?;
-        Ok(Synced { seen })
+        Ok(Synced {
+            seen,
+            digest: manifest_digest,
+        })
     }
 
     /// The wasm of manifest `digest` (named by `reference`), from the cache or pulled.
