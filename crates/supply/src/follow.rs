@@ -101,8 +101,34 @@ pub async fn start(
         tracked: BTreeMap::new(),
     };
     Ok(Follower {
-        task: tokio::spawn(follow.run()),
+        task: tokio::spawn(supervised(follow)),
     })
+}
+
+/// Runs `follow`, starting it again (everything looked up afresh) if it panics: a bug in a
+/// dependency (as oci-client's default client was) must not end the following silently.
+async fn supervised(follow: Follow) {
+    use futures::FutureExt;
+    loop {
+        let fresh = Follow {
+            runtime: follow.runtime.clone(),
+            dir: follow.dir.clone(),
+            components: follow.components.clone(),
+            cache: follow.cache.clone(),
+            agreement: follow.agreement.clone(),
+            tracked: BTreeMap::new(),
+        };
+        // It loops until dropped: it only ends by a panic.
+        if std::panic::AssertUnwindSafe(fresh.run())
+            .catch_unwind()
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tracing::error!("following the config's sources failed (a panic); starting again in 1s");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
 struct Follow {
