@@ -1,6 +1,7 @@
-//! Echo reactor built three times: as `version-1` and `version-2`, which differ only in the
-//! package name compiled in, so replacing one file by the other changes behaviour; and as
-//! `version-trap`, which traps in every `on-create` / `on-update` (a bad new version).
+//! Echo reactor built four times: as `version-1` and `version-2`, which differ only in the
+//! package name compiled in, so replacing one file by the other changes behaviour; as
+//! `version-trap`, which traps in every `on-create` / `on-update` (a bad new version); and as
+//! `version-loop`, which loops in them until the host stops it.
 
 use reactor_sdk::{Action, Error, Info, Object, Reactor, Target, export_reactor, nimbus, store};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +30,12 @@ impl Reactor for Versioned {
     fn on_create(obj: Object) -> Result<Action, Error> {
         if VERSION == "version-trap" {
             panic!("{VERSION} traps on {}/{}", obj.kind, obj.name);
+        }
+        if VERSION == "version-loop" {
+            let mut spins: u64 = 0;
+            while std::hint::black_box(spins) != u64::MAX {
+                spins = spins.wrapping_add(1);
+            }
         }
         let calls = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
         let spec: serde_json::Value = obj.spec()?;

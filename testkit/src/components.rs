@@ -11,6 +11,7 @@ const CONTROLLER_GUESTS: &[&str] = &[
     "version-1",
     "version-2",
     "version-trap",
+    "version-loop",
     "misbehave",
     "bad-describe",
 ];

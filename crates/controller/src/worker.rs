@@ -152,7 +152,7 @@ async fn attempt_run(
                 let _shadow_open =
                     (run.context.callbacks).open(&shadow_name, key, shadow_pending.clone());
                 let beside = call(shadow.as_ref(), &decision, current.as_deref());
-                let (reaction, shadowed) = tokio::join!(serving, beside);
+                let (reaction, shadowed) = with_shadow(serving, beside, SHADOW_GRACE).await;
                 (reaction, shadowed)
             }
             None => (serving.await, None),
@@ -230,6 +230,39 @@ async fn attempt_run(
         }
     }
     ran
+}
+
+/// How long the serving version's commit waits for its shadow's call once its own ended: a
+/// shadow still running then (a loop) is abandoned, failed, and so dropped.
+pub const SHADOW_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Runs the serving version's call and its shadow's together, and waits for the shadow at
+/// most `grace` after the serving call ended. The shadow abandoned (its instance is dropped
+/// with its call, never reused) answers a failure, so a loop costs the serving version at
+/// most `grace`, once.
+async fn with_shadow(
+    serving: impl Future<Output = Option<Reaction>>,
+    shadow: impl Future<Output = Option<Reaction>>,
+    grace: std::time::Duration,
+) -> (Option<Reaction>, Option<Reaction>) {
+    tokio::pin!(serving, shadow);
+    let mut shadowed = None;
+    let reaction = loop {
+        tokio::select! {
+            reaction = &mut serving => break reaction,
+            done = &mut shadow, if shadowed.is_none() => shadowed = Some(done),
+        }
+    };
+    let shadowed = match shadowed {
+        Some(done) => done,
+        None => match tokio::time::timeout(grace, shadow).await {
+            Ok(done) => done,
+            Err(_) => Some(Err(Failure::Crashed(format!(
+                "abandoned: still running {grace:?} after the serving version's call ended"
+            )))),
+        },
+    };
+    (reaction, shadowed)
 }
 
 /// The pending writes of a run of `key` decided from `current`: seeded with it, committing
@@ -319,4 +352,41 @@ async fn finish(
         }
     }
     Ran::Done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_shadow_is_waited_for_within_the_grace_and_abandoned_past_it() {
+        let done = || async { Some(Ok(Action::Done)) };
+        let later = |after: Duration| async move {
+            tokio::time::sleep(after).await;
+            Some(Ok(Action::RequeueAfter(after)))
+        };
+        let grace = Duration::from_secs(1);
+        let (served, shadowed) = with_shadow(done(), later(grace / 2), grace).await;
+        assert_eq!(served, Some(Ok(Action::Done)));
+        assert_eq!(shadowed, Some(Ok(Action::RequeueAfter(grace / 2))));
+
+        let started = tokio::time::Instant::now();
+        let (served, shadowed) = with_shadow(done(), std::future::pending(), grace).await;
+        assert_eq!(served, Some(Ok(Action::Done)));
+        let Some(Err(Failure::Crashed(why))) = shadowed else {
+            panic!("abandoned: {shadowed:?}");
+        };
+        assert!(why.starts_with("abandoned: still running 1s"), "{why}");
+        assert_eq!(
+            started.elapsed(),
+            grace,
+            "the serving call waited the grace, no more"
+        );
+
+        // A shadow that ends first is kept while the serving call runs on.
+        let (served, shadowed) = with_shadow(later(grace * 3), done(), grace).await;
+        assert_eq!(served, Some(Ok(Action::RequeueAfter(grace * 3))));
+        assert_eq!(shadowed, Some(Ok(Action::Done)));
+    }
 }

@@ -65,7 +65,7 @@ impl Shadowing {
     }
 
     /// Counts one comparison on `object`: the verdict once `needed` objects were compared,
-    /// or at once when the shadow failed (a loop costs the serving version one deadline).
+    /// or at once when the shadow failed (a loop is abandoned a grace after the serving call, then counted as failed).
     pub(crate) fn count(&mut self, object: &str, outcome: ShadowOutcome) -> Option<Verdict> {
         let (lines, failed) = match outcome {
             ShadowOutcome::Matched => {

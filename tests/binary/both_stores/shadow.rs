@@ -156,4 +156,20 @@ fn a_shadow_that_writes_the_same_is_promoted_and_one_that_differs_or_traps_is_dr
     let lines = dropped["shadow"]["diffs"][0]["lines"].to_string();
     assert!(lines.contains("the shadow failed"), "{lines}");
     assert!(echo_versions(&host).iter().all(|v| v == "version-1"));
+
+    // A version that loops is abandoned a grace after the serving call, not at its deadline:
+    // dropped, the serving version's writes committed meanwhile.
+    let looping = host.deploy_component("versioned", &built_bytes("version-loop"));
+    let dropped = eventually("version-loop is dropped as a shadow", 60, || {
+        let info = host.component("versioned");
+        (info["shadow"]["sha256"] == looping.as_str() && info["shadow"]["dropped"] == true)
+            .then_some(info)
+    });
+    assert_eq!(dropped["sha256"], echo_v1.as_str(), "version-1 serves on");
+    let lines = dropped["shadow"]["diffs"][0]["lines"].to_string();
+    assert!(
+        lines.contains("abandoned: still running 1s after the serving version's call ended"),
+        "{lines}"
+    );
+    assert!(echo_versions(&host).iter().all(|v| v == "version-1"));
 }
