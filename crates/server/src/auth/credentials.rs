@@ -13,6 +13,11 @@ use tokio::sync::watch;
 /// How long a request waits for the first listing of the credentials after a start.
 const FIRST_LISTING: Duration = Duration::from_secs(10);
 
+/// How long a request with a credential not known yet waits for the store's watch to bring
+/// it: one made a moment ago (by this server or another replica) is usable at once, with no
+/// store read per unknown token.
+const NEWLY_MADE: Duration = Duration::from_secs(2);
+
 struct Entry {
     spec: CredentialSpec,
     /// Told `true` when the credential is revoked or deleted.
@@ -23,6 +28,8 @@ struct Entry {
 pub struct Credentials {
     entries: parking_lot::RwLock<HashMap<String, Entry>>,
     listed: watch::Sender<bool>,
+    /// Bumped on every change the watch brings.
+    changes: watch::Sender<u64>,
 }
 
 impl Credentials {
@@ -31,6 +38,7 @@ impl Credentials {
         let credentials = Arc::new(Credentials {
             entries: Default::default(),
             listed: watch::Sender::new(false),
+            changes: watch::Sender::new(0),
         });
         tokio::spawn(reactor_store::follow(
             Arc::downgrade(&credentials),
@@ -42,13 +50,30 @@ impl Credentials {
     }
 
     /// The credential `id` and a receiver told when it is revoked; waits for the first
-    /// listing after a start.
+    /// listing after a start, and a moment more ([`NEWLY_MADE`]) for an id not known yet.
     pub async fn lookup(&self, id: &str) -> Option<(CredentialSpec, watch::Receiver<bool>)> {
         let mut listed = self.listed.subscribe();
         let _ = tokio::time::timeout(FIRST_LISTING, listed.wait_for(|l| *l)).await;
-        let entries = self.entries.read();
-        let entry = entries.get(id)?;
-        Some((entry.spec.clone(), entry.revoked.subscribe()))
+        let mut changes = self.changes.subscribe();
+        let found = |changes: &mut watch::Receiver<u64>| {
+            changes.borrow_and_update();
+            let entries = self.entries.read();
+            let entry = entries.get(id)?;
+            Some((entry.spec.clone(), entry.revoked.subscribe()))
+        };
+        if let Some(found) = found(&mut changes) {
+            return Some(found);
+        }
+        let deadline = tokio::time::Instant::now() + NEWLY_MADE;
+        while tokio::time::timeout_at(deadline, changes.changed())
+            .await
+            .is_ok_and(|changed| changed.is_ok())
+        {
+            if let Some(found) = found(&mut changes) {
+                return Some(found);
+            }
+        }
+        None
     }
 
     /// Every credential (ids and what each is; the hashes are never shown).
@@ -113,6 +138,7 @@ impl reactor_store::Follower for Credentials {
         });
         drop(entries);
         self.listed.send_replace(true);
+        self.changes.send_modify(|n| *n += 1);
     }
 
     fn changed(&self, event: WatchEvent) {
@@ -131,5 +157,60 @@ impl reactor_store::Follower for Credentials {
             }
             EventType::Bookmark => {}
         }
+        drop(entries);
+        self.changes.send_modify(|n| *n += 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reactor_store::Follower;
+    use reactor_trust::Role;
+
+    fn made(id: &str) -> WatchEvent {
+        let spec = CredentialSpec::User {
+            user: "reader".into(),
+            role: Role::View,
+            hash: "h".into(),
+        };
+        let object: reactor_core::object::Object = serde_json::from_value(serde_json::json!({
+            "kind": CREDENTIAL_KIND, "name": id, "spec": spec,
+        }))
+        .expect("an object");
+        serde_json::from_value(
+            serde_json::json!({"type": "created", "revision": 1, "object": object}),
+        )
+        .expect("an event")
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_credential_made_a_moment_ago_is_found_and_an_unknown_one_refused_after_the_wait() {
+        let credentials = Arc::new(Credentials {
+            entries: Default::default(),
+            listed: watch::Sender::new(true),
+            changes: watch::Sender::new(0),
+        });
+        let started = tokio::time::Instant::now();
+        assert!(credentials.lookup("unknown").await.is_none());
+        assert_eq!(
+            started.elapsed(),
+            NEWLY_MADE,
+            "refused after the wait, no longer"
+        );
+
+        let waiting = tokio::spawn({
+            let credentials = credentials.clone();
+            async move { credentials.lookup("new").await.map(|(spec, _)| spec) }
+        });
+        tokio::time::sleep(NEWLY_MADE / 4).await;
+        credentials.changed(made("other"));
+        tokio::time::sleep(NEWLY_MADE / 4).await;
+        credentials.changed(made("new"));
+        let found = waiting.await.expect("the lookup");
+        assert!(
+            matches!(found, Some(CredentialSpec::User { .. })),
+            "{found:?}"
+        );
     }
 }
