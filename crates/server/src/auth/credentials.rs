@@ -50,7 +50,8 @@ impl Credentials {
     }
 
     /// The credential `id` and a receiver told when it is revoked; waits for the first
-    /// listing after a start, and a moment more ([`NEWLY_MADE`]) for an id not known yet.
+    /// listing after a start, and up to 2 s more for an id not known yet (one made a moment
+    /// ago, which the watch has not brought yet).
     pub async fn lookup(&self, id: &str) -> Option<(CredentialSpec, watch::Receiver<bool>)> {
         let mut listed = self.listed.subscribe();
         let _ = tokio::time::timeout(FIRST_LISTING, listed.wait_for(|l| *l)).await;
