@@ -146,9 +146,15 @@ impl Access {
         // `try_from`, and that panics when the system has no CA certificates (a minimal
         // container), whatever CA the registry's entry names. Such a client made first
         // answers an error instead; the panic is caught too, so the supply task never dies.
-        if let Err(e) = reqwest013::Client::builder().build() {
-            let why = reactor_core::one_line::one_line(&e);
-            return Err(failed(format!("{why}; {NO_SYSTEM_CAS}")));
+        // Once it succeeded, the system's store is not read again for the check (oci-client
+        // reads it for each client); a failure is tried again, as CAs may be installed since.
+        static SYSTEM_CLIENT_MADE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+        if SYSTEM_CLIENT_MADE.get().is_none() {
+            if let Err(e) = reqwest013::Client::builder().build() {
+                let why = reactor_core::one_line::one_line(&e);
+                return Err(failed(format!("{why}; {NO_SYSTEM_CAS}")));
+            }
+            let _ = SYSTEM_CLIENT_MADE.set(());
         }
         let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             oci_client::Client::try_from(config)

@@ -146,30 +146,29 @@ fn a_shadow_that_writes_the_same_is_promoted_and_one_that_differs_or_traps_is_dr
     );
 
     // A version that traps costs the serving one nothing: dropped too.
-    let trap = host.deploy_component("versioned", &built_bytes("version-trap"));
-    let dropped = eventually("version-trap is dropped as a shadow", 60, || {
-        let info = host.component("versioned");
-        (info["shadow"]["sha256"] == trap.as_str() && info["shadow"]["dropped"] == true)
-            .then_some(info)
-    });
-    assert_eq!(dropped["sha256"], echo_v1.as_str(), "version-1 serves on");
-    let lines = dropped["shadow"]["diffs"][0]["lines"].to_string();
+    let lines = dropped_beside(&host, "version-trap", &echo_v1);
     assert!(lines.contains("the shadow failed"), "{lines}");
-    assert!(echo_versions(&host).iter().all(|v| v == "version-1"));
 
     // A version that loops is abandoned a grace after the serving call, not at its deadline:
     // dropped, the serving version's writes committed meanwhile.
-    let looping = host.deploy_component("versioned", &built_bytes("version-loop"));
-    let dropped = eventually("version-loop is dropped as a shadow", 60, || {
-        let info = host.component("versioned");
-        (info["shadow"]["sha256"] == looping.as_str() && info["shadow"]["dropped"] == true)
-            .then_some(info)
-    });
-    assert_eq!(dropped["sha256"], echo_v1.as_str(), "version-1 serves on");
-    let lines = dropped["shadow"]["diffs"][0]["lines"].to_string();
+    let lines = dropped_beside(&host, "version-loop", &echo_v1);
     assert!(
         lines.contains("abandoned: still running 1s after the serving version's call ended"),
         "{lines}"
     );
-    assert!(echo_versions(&host).iter().all(|v| v == "version-1"));
+}
+
+/// Deploys the test guest `guest` as a new version of `versioned` (serving `serving`), waits
+/// until it is dropped as a shadow with `serving` still in service and none of its writes
+/// landed, and answers its diff's lines.
+fn dropped_beside(host: &Host, guest: &str, serving: &str) -> String {
+    let sha256 = host.deploy_component("versioned", &built_bytes(guest));
+    let dropped = eventually(&format!("{guest} is dropped as a shadow"), 60, || {
+        let info = host.component("versioned");
+        (info["shadow"]["sha256"] == sha256.as_str() && info["shadow"]["dropped"] == true)
+            .then_some(info)
+    });
+    assert_eq!(dropped["sha256"], serving, "version-1 serves on");
+    assert!(echo_versions(host).iter().all(|v| v == "version-1"));
+    dropped["shadow"]["diffs"][0]["lines"].to_string()
 }
