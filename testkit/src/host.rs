@@ -423,7 +423,12 @@ pub fn get_json(host: &Host, args: &[&str]) -> serde_json::Value {
     full.extend_from_slice(args);
     full.extend_from_slice(&["-o", "json"]);
     let out = host.cli(&full);
-    assert!(out.status.success(), "get failed: {}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "get failed: {}; the server's log:\n{}",
+        stderr(&out),
+        host.log()
+    );
     serde_json::from_str(&stdout(&out)).expect("get -o json prints JSON")
 }
 
