@@ -1,5 +1,6 @@
 //! The embedded store: redb in the data folder, one group-committing writer, log-fed watches.
 
+mod acked;
 mod check;
 mod finding;
 mod health;
@@ -152,7 +153,8 @@ impl EmbeddedStore {
         let path = dir.join("store.redb");
         let recovery = Recovery::default();
         let db = open_db(&path, options.cache_bytes, &recovery)?;
-        Self::start(db, path, options, &recovery)
+        let mark = dir.join(acked::FILE_NAME);
+        Self::start(db, path, options, &recovery, Some(&mark))
     }
 
     /// A store in memory only (redb's in-memory backend): the same code as on disk, nothing
@@ -167,21 +169,36 @@ impl EmbeddedStore {
             scrub_rate: 0,
             ..options
         };
-        Self::start(db, PathBuf::from("<memory>"), options, &Recovery::default())
+        Self::start(
+            db,
+            PathBuf::from("<memory>"),
+            options,
+            &Recovery::default(),
+            None,
+        )
     }
 
     /// Prepares the tables of `db`, checks its records if `options` say so, and starts its
-    /// writer and its scrub.
+    /// writer and its scrub; `mark` is the file of its acknowledged mark (none in memory).
     fn start(
         db: redb::Database,
         path: PathBuf,
         options: EmbeddedStoreOptions,
         recovery: &Recovery,
+        mark: Option<&Path>,
     ) -> Result<Self, StoreError> {
         Self::init_tables(&db)?;
         let health = Health::default();
-        start_check(&db, &health, options.start_check, recovery);
         let (latest, oldest) = tables::read_counters(&db)?;
+        let ends = Ends {
+            latest,
+            acked: mark.and_then(acked::read),
+            mark,
+        };
+        start_check(&db, &health, options.start_check, recovery, &ends);
+        let acked = mark
+            .map(|mark| acked::Acked::open(mark, latest))
+            .transpose()?;
         let (events, _) = broadcast::channel(live::LIVE_BATCHES);
         let shared = Arc::new(StoreState {
             snapshots: Default::default(),
@@ -201,7 +218,7 @@ impl EmbeddedStore {
         let writer_shared = shared.clone();
         let writer = std::thread::Builder::new()
             .name("store-writer".into())
-            .spawn(move || writer::run(writer_shared, requests, settings))
+            .spawn(move || writer::run(writer_shared, requests, settings, acked))
             .map_err(|e| StoreError::Backend(format!("cannot start the writer thread: {e}")))?;
         let scrub = scrub::start(shared.clone(), options.scrub_rate)?;
         Ok(Self {
@@ -281,20 +298,73 @@ fn open_db(
         .map_err(|reason| StoreError::Backend(format!("cannot open {}: {reason}", path.display())))
 }
 
+/// Where the file ends and what was acknowledged before it was opened.
+struct Ends<'a> {
+    /// The newest revision in the file.
+    latest: Revision,
+    /// The acknowledged mark, if the store has one (see [`acked`]).
+    acked: Option<Revision>,
+    mark: Option<&'a Path>,
+}
+
 /// The start check: every record of `db` checked before the store serves, as `when` says
-/// (after an unclean shutdown by default), and what redb's own recovery found.
-fn start_check(db: &redb::Database, health: &Health, when: StartCheck, recovery: &Recovery) {
-    if recovery.rolled_back() {
-        health.found(
+/// (after an unclean shutdown by default), and what redb's own recovery found, told apart by
+/// the acknowledged mark: a rollback of the commit no writer was told of is the normal end of
+/// a crash mid-commit; a file that ends before the mark has lost acknowledged changes.
+fn start_check(
+    db: &redb::Database,
+    health: &Health,
+    when: StartCheck,
+    recovery: &Recovery,
+    ends: &Ends,
+) {
+    let rolled_back = recovery.rolled_back();
+    let recovering = "recovering from an unclean shutdown, redb found the last commit's pages \
+                      damaged and rolled the file back to the commit before";
+    match ends.acked {
+        Some(acked) if acked > ends.latest => {
+            let how = if rolled_back {
+                format!("{recovering}, which")
+            } else {
+                "the file".to_owned()
+            };
+            let mark = ends
+                .mark
+                .map(|m| m.display().to_string())
+                .unwrap_or_default();
+            health.found(
+                &Finding::new(
+                    Area::File,
+                    "the store file",
+                    format!(
+                        "{how} ends at revision {} but revision {acked} was acknowledged to \
+                         its writer: the changes of {} acknowledged revision(s) are lost (if \
+                         this file was put back from a copy on purpose, remove {mark} to \
+                         serve it as it is)",
+                        ends.latest,
+                        acked - ends.latest,
+                    ),
+                ),
+                BY_START,
+            );
+        }
+        Some(_) if rolled_back => tracing::warn!(
+            revision = ends.latest,
+            "{recovering}: that commit was in flight, no writer was told it succeeded, and \
+             every acknowledged revision is in the file"
+        ),
+        None if rolled_back => health.found(
             &Finding::new(
                 Area::File,
                 "the store file",
-                "recovering from an unclean shutdown, redb found the last commit's pages \
-                 damaged and rolled the file back to the commit before: that commit's \
-                 changes are lost",
+                format!(
+                    "{recovering}: that commit's changes are lost, and the store has no \
+                     acknowledged mark to tell whether a writer was told they succeeded"
+                ),
             ),
             BY_START,
-        );
+        ),
+        _ => {}
     }
     let run = match when {
         StartCheck::Always => true,
@@ -320,7 +390,9 @@ fn start_check(db: &redb::Database, health: &Health, when: StartCheck, recovery:
     for finding in &findings {
         health.found(finding, BY_START);
     }
-    let after = if recovery.repaired() {
+    let after = if rolled_back && ends.acked.is_some_and(|acked| acked <= ends.latest) {
+        "after an unclean shutdown (the commit in flight rolled back, nothing acknowledged lost)"
+    } else if recovery.repaired() {
         "after an unclean shutdown"
     } else {
         "at start"

@@ -1,6 +1,7 @@
 //! Group commit: one writer thread gathers the writes that arrive together into one durable
 //! redb transaction, then answers them all and publishes their events to the watchers.
 
+use super::acked::Acked;
 use super::check::{Area, Finding};
 use super::health::BY_WRITE;
 use super::labels::LABELS;
@@ -44,10 +45,13 @@ pub struct WriterSettings {
     pub max_object_bytes: usize,
 }
 
+/// Commits the writes of `requests` until every sender is gone, recording each durable
+/// revision in `acked` before it is acknowledged.
 pub fn run(
     shared: Arc<StoreState>,
     mut requests: mpsc::Receiver<WriteRequest>,
     settings: WriterSettings,
+    mut acked: Option<Acked>,
 ) {
     while let Some(first) = requests.blocking_recv() {
         let mut batch = vec![first];
@@ -57,11 +61,16 @@ pub fn run(
                 Err(_) => break,
             }
         }
-        commit_batch(&shared, batch, settings);
+        commit_batch(&shared, batch, settings, acked.as_mut());
     }
 }
 
-fn commit_batch(shared: &StoreState, batch: Vec<WriteRequest>, settings: WriterSettings) {
+fn commit_batch(
+    shared: &StoreState,
+    batch: Vec<WriteRequest>,
+    settings: WriterSettings,
+    acked: Option<&mut Acked>,
+) {
     let size = batch.len();
     let _commit = tracing::debug_span!("store_commit", requests = size).entered();
     // A panic inside redb (a damaged page) fails this batch with a corruption error and
@@ -73,6 +82,9 @@ fn commit_batch(shared: &StoreState, batch: Vec<WriteRequest>, settings: WriterS
         });
     match written {
         Ok((outcomes, live, latest, oldest)) => {
+            if let Some(acked) = acked {
+                acked.record(latest);
+            }
             shared.oldest.store(oldest, Ordering::SeqCst);
             shared.latest.store(latest, Ordering::SeqCst);
             metrics::counter!(reactor_core::metrics::STORE_COMMITS).increment(1);
