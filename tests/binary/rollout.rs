@@ -200,6 +200,19 @@ fn a_canary_that_traps_rolls_back_by_itself_and_a_good_one_completes() {
     assert!(events.contains(&"RolledBack".to_owned()), "{events:?}");
     let text = stdout(&host.cli(&["events", "Component", "versioned"]));
     assert!(text.contains("Warning"), "{text}");
+    // An operator's alert sees it as a metric; the last rollout is now the one back to v1.
+    let metrics = host.metrics();
+    assert_eq!(reactor_testkit::promtool_check(&metrics), "", "{metrics}");
+    assert!(
+        metrics.contains(&format!(
+            "reactor_component_rollout_phase{{component=\"versioned\",version=\"{v1}\","
+        )),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("reactor_component_rolled_back{component=\"versioned\"} 1"),
+        "{metrics}"
+    );
 
     // A good version afterwards: the canary passes and it rolls out to the rest.
     deploy(&host, "version-2");
@@ -217,6 +230,19 @@ fn a_canary_that_traps_rolls_back_by_itself_and_a_good_one_completes() {
         Some("RolloutFinished"),
         "{events:?}"
     );
+    let metrics = host.metrics();
+    for row in [
+        format!(
+            "reactor_component_rollout_phase{{component=\"versioned\",version=\"{v2}\",phase=\"done\"}} 1"
+        ),
+        format!(
+            "reactor_component_rollout_objects{{component=\"versioned\",state=\"rolled\"}} {n}"
+        ),
+        format!("reactor_component_rollout_objects{{component=\"versioned\",state=\"total\"}} {n}"),
+        "reactor_component_compiling{component=\"versioned\"} 0".to_owned(),
+    ] {
+        assert!(metrics.contains(&row), "{row} in {metrics}");
+    }
 }
 
 /// Echoes with a spec changed from [`echoes`] (generation 2).

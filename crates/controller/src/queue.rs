@@ -6,6 +6,7 @@
 
 use super::Backoff;
 use parking_lot::Mutex;
+use reactor_core::bucket::TokenBucket;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::hash::Hash;
@@ -70,16 +71,15 @@ struct State<K> {
     timers: BinaryHeap<Reverse<(Instant, u64, K)>>,
     timer_seq: u64,
     failures: HashMap<K, u32>,
-    tokens: f64,
-    refilled: Instant,
+    /// The overall rate cap.
+    rate: TokenBucket,
     /// The slow lane: keys waiting behind every fresh one; may hold stale entries (keys
     /// moved to `ready` by a fresh add, or already handed out).
     slow: VecDeque<K>,
     /// The keys of `slow` still waiting there.
     slow_keys: HashSet<K>,
-    slow_rate: f64,
-    slow_tokens: f64,
-    slow_refilled: Instant,
+    /// The slow lane's pace.
+    slow_rate: TokenBucket,
     shut_down: bool,
 }
 
@@ -114,13 +114,15 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
                 timers: BinaryHeap::new(),
                 timer_seq: 0,
                 failures: HashMap::new(),
-                tokens: options.burst.max(1.0),
-                refilled: Instant::now(),
+                rate: TokenBucket::full(options.max_rate, options.burst, Instant::now().into_std()),
                 slow: VecDeque::new(),
                 slow_keys: HashSet::new(),
-                slow_rate: options.slow_rate,
-                slow_tokens: 1.0,
-                slow_refilled: Instant::now(),
+                slow_rate: TokenBucket::new(
+                    options.slow_rate,
+                    slow_burst(options.slow_rate),
+                    1.0,
+                    Instant::now().into_std(),
+                ),
                 shut_down: false,
             }),
             wake: Notify::new(),
@@ -177,7 +179,9 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
 
     /// Changes the pace of the slow lane.
     pub fn set_slow_rate(&self, rate: f64) {
-        self.lock().slow_rate = rate;
+        self.lock()
+            .slow_rate
+            .set_rate(rate, slow_burst(rate), Instant::now().into_std());
         self.wake.notify_waiters();
     }
 
@@ -315,15 +319,8 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
         if state.ready.is_empty() && state.slow_keys.is_empty() {
             return Next::WaitUntil(timer);
         }
-        let elapsed = now.saturating_duration_since(state.refilled).as_secs_f64();
-        state.tokens =
-            (state.tokens + elapsed * self.options.max_rate).min(self.options.burst.max(1.0));
-        state.refilled = now;
-        if state.tokens < 1.0 {
-            let wait = Duration::from_secs_f64(
-                (1.0 - state.tokens) / self.options.max_rate.max(f64::MIN_POSITIVE),
-            );
-            return Next::WaitUntil(Some(now + wait));
+        if let Err(wait) = state.rate.ready(now.into_std()) {
+            return Next::WaitUntil(Some(later(now, wait)));
         }
         let key = match state.ready.pop_front() {
             Some(key) => key,
@@ -332,7 +329,7 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
                 Err(at) => return Next::WaitUntil(earliest(timer, at)),
             },
         };
-        state.tokens -= 1.0;
+        state.rate.take();
         if let Some(since) = state.dirty.remove(&key) {
             metrics::histogram!(reactor_core::metrics::WORKQUEUE_QUEUE_DURATION, "queue" => self.options.name.clone())
                 .record(now.saturating_duration_since(since).as_secs_f64());
@@ -344,21 +341,12 @@ impl<K: Clone + Eq + Hash + Ord + Send> WorkQueue<K> {
 
     /// The next key of the slow lane if its pace allows; else when it will.
     fn pop_slow(&self, state: &mut State<K>, now: Instant) -> Result<K, Option<Instant>> {
-        let rate = state.slow_rate.max(f64::MIN_POSITIVE);
-        // A twentieth of a second's worth may go at once: a late worker catches up a little.
-        let burst = (rate / 20.0).max(1.0);
-        let elapsed = now
-            .saturating_duration_since(state.slow_refilled)
-            .as_secs_f64();
-        state.slow_tokens = (state.slow_tokens + elapsed * rate).min(burst);
-        state.slow_refilled = now;
-        if state.slow_tokens < 1.0 {
-            let wait = Duration::from_secs_f64((1.0 - state.slow_tokens) / rate);
-            return Err(Some(now + wait));
+        if let Err(wait) = state.slow_rate.ready(now.into_std()) {
+            return Err(Some(later(now, wait)));
         }
         while let Some(key) = state.slow.pop_front() {
             if state.slow_keys.remove(&key) {
-                state.slow_tokens -= 1.0;
+                state.slow_rate.take();
                 return Ok(key);
             }
         }
@@ -413,6 +401,18 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
+}
+
+/// The slow lane's burst at `rate`: a twentieth of a second's worth may go at once, so a late
+/// worker catches up a little.
+fn slow_burst(rate: f64) -> f64 {
+    (rate / 20.0).max(1.0)
+}
+
+/// `wait` after `now`, or far in the future if that is past what a clock can say.
+fn later(now: Instant, wait: Duration) -> Instant {
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_secs(86_400 * 365))
 }
 
 #[cfg(test)]

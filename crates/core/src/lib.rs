@@ -5,6 +5,7 @@
 pub mod agent_view;
 pub mod applied;
 pub mod backoff;
+pub mod bucket;
 pub mod clock;
 pub mod component;
 pub mod event;

@@ -113,6 +113,16 @@ catalog! {
         "1 for each component, with its state (ready, failed, loading, ignored).";
     COMPONENT_ROLLED_BACK = "reactor_component_rolled_back", Gauge,
         "1 for a component whose newest version was rolled back, else 0.";
+    COMPONENT_COMPILING = "reactor_component_compiling", Gauge,
+        "1 for a component whose new version is being compiled (the serving one serves meanwhile), else 0.";
+    COMPONENT_WAITING_APPROVAL = "reactor_component_waiting_approval", Gauge,
+        "1 for a component whose new version waits for an admin's approval of its wider permissions, else 0.";
+    ROLLOUT_PHASE = "reactor_component_rollout_phase", Gauge,
+        "1 for each component's last rollout, with the version rolled out and its phase (canary, rolling, done, rolled-back).";
+    ROLLOUT_OBJECTS = "reactor_component_rollout_objects", Gauge,
+        "Objects of a component's last rollout, by state (rolled: reconciled by the new version so far; total: to reconcile).";
+    SHADOW_OBJECTS = "reactor_component_shadow_objects", Gauge,
+        "Objects a component's shadow version was compared on, by state (matched, differed, needed: to match before it is promoted).";
     AGENTS = "reactor_agents", Gauge,
         "Agents registered, by state (connected, disconnected).";
     AGENT_ITEMS = "reactor_agent_items", Gauge,

@@ -3,6 +3,7 @@
 //! (`reactor_guest_log_dropped_total`) and said once the guest is within its rate again.
 
 use parking_lot::Mutex;
+use reactor_core::bucket::TokenBucket;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 use tokio::time::Instant;
@@ -21,8 +22,7 @@ pub(crate) struct Limiter {
 }
 
 struct Bucket {
-    tokens: f64,
-    last: Instant,
+    rate: TokenBucket,
     dropped: u64,
 }
 
@@ -43,25 +43,20 @@ impl Limiter {
     }
 
     pub(crate) fn admit(&self, component: &str) -> Verdict {
-        let now = Instant::now();
+        let now = Instant::now().into_std();
         let mut buckets = self.buckets.lock();
         let bucket = buckets
             .entry(component.to_owned())
             .or_insert_with(|| Bucket {
-                tokens: self.burst,
-                last: now,
+                rate: TokenBucket::full(self.rate, self.burst, now),
                 dropped: 0,
             });
-        let elapsed = now.saturating_duration_since(bucket.last).as_secs_f64();
-        bucket.tokens = (bucket.tokens + elapsed * self.rate).min(self.burst);
-        bucket.last = now;
-        if bucket.tokens < 1.0 {
+        if bucket.rate.try_take(now).is_err() {
             bucket.dropped += 1;
             metrics::counter!(reactor_core::metrics::GUEST_LOG_DROPPED, "component" => component.to_owned())
                 .increment(1);
             return Verdict::Drop;
         }
-        bucket.tokens -= 1.0;
         Verdict::Log {
             dropped_before: std::mem::take(&mut bucket.dropped),
         }

@@ -44,6 +44,28 @@ pub async fn render(state: &AppState) -> String {
             })
             .collect();
         family(&mut page, metrics::COMPONENT_ROLLED_BACK, &rows);
+        let flag = |on: bool| if on { 1.0 } else { 0.0 };
+        let rows: Vec<_> = components
+            .iter()
+            .map(|c| {
+                (
+                    vec![("component", c.name.as_str())],
+                    flag(c.compiling.is_some()),
+                )
+            })
+            .collect();
+        family(&mut page, metrics::COMPONENT_COMPILING, &rows);
+        let rows: Vec<_> = components
+            .iter()
+            .map(|c| {
+                (
+                    vec![("component", c.name.as_str())],
+                    flag(c.waiting.is_some()),
+                )
+            })
+            .collect();
+        family(&mut page, metrics::COMPONENT_WAITING_APPROVAL, &rows);
+        rollouts(&mut page, &components);
     }
     // An unreachable store leaves the agents' families out of this scrape.
     if let Ok(agents) =
@@ -75,6 +97,66 @@ pub async fn render(state: &AppState) -> String {
         family(&mut page, metrics::AGENT_ITEMS, &rows);
     }
     page
+}
+
+/// The rollout and shadow families: one row set per component that has had a rollout or
+/// runs a shadow.
+fn rollouts(page: &mut String, components: &[reactor_core::component::ComponentInfo]) {
+    let phases: Vec<(&str, &str, String)> = components
+        .iter()
+        .filter_map(|c| {
+            let rollout = c.rollout.as_ref()?;
+            let phase = serde_json::to_value(rollout.phase)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            Some((c.name.as_str(), rollout.version.as_str(), phase))
+        })
+        .collect();
+    let rows: Vec<_> = phases
+        .iter()
+        .map(|(component, version, phase)| {
+            (
+                vec![
+                    ("component", *component),
+                    ("version", *version),
+                    ("phase", phase.as_str()),
+                ],
+                1.0,
+            )
+        })
+        .collect();
+    family(page, metrics::ROLLOUT_PHASE, &rows);
+    let rows: Vec<_> = components
+        .iter()
+        .filter_map(|c| Some((c.name.as_str(), c.rollout.as_ref()?)))
+        .flat_map(|(component, rollout)| {
+            [
+                (
+                    vec![("component", component), ("state", "rolled")],
+                    rollout.rolled as f64,
+                ),
+                (
+                    vec![("component", component), ("state", "total")],
+                    rollout.total as f64,
+                ),
+            ]
+        })
+        .collect();
+    family(page, metrics::ROLLOUT_OBJECTS, &rows);
+    let rows: Vec<_> = components
+        .iter()
+        .filter_map(|c| Some((c.name.as_str(), c.shadow.as_ref()?)))
+        .flat_map(|(component, shadow)| {
+            [
+                ("matched", shadow.matched),
+                ("differed", shadow.differed),
+                ("needed", shadow.needed),
+            ]
+            .map(|(state, n)| (vec![("component", component), ("state", state)], n as f64))
+        })
+        .collect();
+    family(page, metrics::SHADOW_OBJECTS, &rows);
 }
 
 /// Appends one family: its help and type, then one sample per row (labels, value).
