@@ -13,7 +13,7 @@ use reactor_kvscheduler::{
     TxnRecord, ValueStatus,
 };
 use reactor_runtime::{ComponentInfo, Runtime};
-use reactor_server::{ApiError, JsonBody};
+use reactor_http::{ApiError, JsonBody};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;

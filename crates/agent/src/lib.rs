@@ -202,7 +202,7 @@ async fn start_scheduler(
                     reactor_trust::ReloadingCert::watch(files.clone(), Duration::from_secs(5))?;
                 let tls = Arc::new(reactor_trust::server_config(cert)?);
                 let listener =
-                    reactor_server::TlsListener::new(listener, tls).map_err(|source| {
+                    reactor_http::TlsListener::new(listener, tls).map_err(|source| {
                         AgentError::Listen {
                             addr: addr.clone(),
                             source,

@@ -6,7 +6,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use reactor_client::Client;
 use reactor_core::wire::ErrorCode;
-use reactor_server::ApiError;
+use reactor_http::ApiError;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

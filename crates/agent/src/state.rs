@@ -89,7 +89,7 @@ impl AgentState {
             path: path.clone(),
             reason,
         };
-        let db = reactor_core::private::open_redb(&path, CACHE_BYTES).map_err(read)?;
+        let db = reactor_store::redb_file::open_redb(&path, CACHE_BYTES).map_err(read)?;
         let mut state = Self {
             revision: 0,
             relist: false,

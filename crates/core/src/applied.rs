@@ -3,9 +3,8 @@
 use crate::object::Object;
 
 /// What an apply did to one object.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ApplyOutcome {
     Created,
@@ -14,9 +13,10 @@ pub enum ApplyOutcome {
 }
 
 /// One object of an apply, as stored afterwards.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Applied {
     pub outcome: ApplyOutcome,
-    #[schema(value_type = crate::object::StoredObject)]
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::object::StoredObject))]
     pub object: Object,
 }

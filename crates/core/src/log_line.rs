@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 /// One line a guest logged (`log` import) or wrote (stdout, stderr).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LogLine {
     /// Counts the component's lines from 1 since the host started; never reused.
     pub seq: u64,

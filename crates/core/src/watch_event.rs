@@ -4,7 +4,8 @@ use crate::object::{Object, Revision};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum EventType {
     Created,
@@ -15,16 +16,17 @@ pub enum EventType {
 }
 
 /// One line of a watch stream.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WatchEvent {
     #[serde(rename = "type")]
     pub event_type: EventType,
-    #[schema(value_type = u64)]
+    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
     pub revision: Revision,
     /// The object after the change; for `deleted` its last state. Absent for bookmarks.
     /// Shared: every watch of the kind and every cache holding it point at one copy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<crate::object::StoredObject>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::object::StoredObject>))]
     pub object: Option<Arc<Object>>,
 }
 

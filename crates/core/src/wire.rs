@@ -4,18 +4,19 @@ use crate::applied::Applied;
 use crate::object::{ApplyRequest, Revision};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use utoipa::ToSchema;
 
 /// `POST /v1/objects`: apply several objects, all or nothing.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ApplyBody {
     /// Object documents; `status` and `meta` are accepted and ignored but for `meta.revision`.
-    #[schema(value_type = Vec<crate::object::InputDocument>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::object::InputDocument>))]
     pub objects: Vec<ApplyRequest>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AppliedBody {
     pub items: Vec<Applied>,
     /// Things the client should tell its user, one line each (e.g. a kind without a Kind
@@ -25,36 +26,40 @@ pub struct AppliedBody {
 }
 
 /// `PUT /v1/objects/{kind}/{name}/status`.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StatusBody {
     pub status: Value,
     /// When set, the status is written only if the object is at this revision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<u64>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<u64>))]
     pub revision: Option<Revision>,
 }
 
 /// `PUT /v1/objects/{kind}/{name}/finalizers`: the finalizers to keep, a subset of the
 /// current ones (a client can remove a finalizer, never add one).
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FinalizersBody {
     pub finalizers: Vec<String>,
     /// When set, the finalizers are written only if the object is at this revision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<u64>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<u64>))]
     pub revision: Option<Revision>,
 }
 
 /// What every failed request answers.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     pub error: String,
     pub code: ErrorCode,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     Invalid,
@@ -68,7 +73,8 @@ pub enum ErrorCode {
 }
 
 /// The last line of a watch stream that the server had to end.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WatchErrorLine {
     #[serde(rename = "type")]
     pub line_type: String,
@@ -77,7 +83,8 @@ pub struct WatchErrorLine {
 }
 
 /// `PUT /v1/agents/{id}`: an agent registers (or re-registers) with its labels.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RegisterBody {
     #[serde(default)]
@@ -85,35 +92,38 @@ pub struct RegisterBody {
 }
 
 /// `POST /v1/agents/{id}/heartbeat`: the agent is alive, and counts as connected for `ttl_ms`.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct HeartbeatBody {
     /// From 1 ms to a day.
-    #[schema(minimum = 1, maximum = 86_400_000)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 86_400_000))]
     pub ttl_ms: u64,
 }
 
 /// `POST /v1/nimbus/watch`: follow an agent's items after `from`; `known` is what the agent
 /// holds (key → version), so that items no longer meant for it are sent as deletes.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FeedBody {
-    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63))]
     pub agent: String,
-    #[schema(value_type = u64)]
+    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
     pub from: Revision,
     #[serde(default)]
     pub known: std::collections::HashMap<String, u64>,
 }
 
 /// `POST /v1/nimbus/status`: an agent's reports on its items.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ReportBody {
-    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63))]
     pub agent: String,
     /// `{key, agent, state, message?, revision}` each.
-    #[schema(value_type = Vec<Object>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub reports: Vec<crate::report::AgentReport>,
     /// These are all the items the agent holds (it sends them so when it connects): its
     /// reports on any other item are dropped, whichever way they were missed (a `removed`
@@ -122,28 +132,32 @@ pub struct ReportBody {
     pub complete: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RecordedBody {
     /// Reports written (those on items withdrawn meanwhile are dropped).
     pub recorded: usize,
 }
 
 /// `GET /v1/events`.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventsBody {
     /// Oldest last seen first.
     pub items: Vec<crate::event::Event>,
 }
 
 /// `GET /v1/components/{name}/logs`.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LogsBody {
     /// Oldest first.
     pub lines: Vec<crate::log_line::LogLine>,
 }
 
 /// `GET /v1/whoami`: who the request's credential is.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WhoAmIBody {
     /// `user:NAME` or `agent:ID`.
     pub identity: String,
@@ -153,7 +167,8 @@ pub struct WhoAmIBody {
 }
 
 /// `POST /v1/users`: a new user with a role.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UserBody {
     pub name: String,
@@ -162,7 +177,8 @@ pub struct UserBody {
 }
 
 /// A user as `GET /v1/users` lists it (never its secret).
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct UserView {
     pub name: String,
     pub role: String,
@@ -171,7 +187,8 @@ pub struct UserView {
 }
 
 /// `POST /v1/users`' answer: the token is shown this once and never stored.
-#[derive(Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct UserCreatedBody {
     pub name: String,
     pub role: String,
@@ -180,7 +197,8 @@ pub struct UserCreatedBody {
 }
 
 /// `POST /v1/tokens`: a join token for one agent id and the labels it will carry.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct JoinTokenBody {
     pub agent: String,
@@ -197,7 +215,8 @@ pub struct JoinTokenBody {
 }
 
 /// `POST /v1/tokens`' answer.
-#[derive(Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct JoinTokenCreatedBody {
     pub agent: String,
@@ -208,7 +227,8 @@ pub struct JoinTokenCreatedBody {
 }
 
 /// `POST /v1/join`: an agent exchanges its join token for its own credential.
-#[derive(Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct JoinBody {
     /// The join token without its `::sha256:…` pin.
@@ -217,7 +237,8 @@ pub struct JoinBody {
 
 /// `POST /v1/join`'s answer: the agent's credential, bound to its id and labels, and a
 /// certificate from the cluster's CA for its own API.
-#[derive(Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct JoinedBody {
     pub agent: String,

@@ -3,9 +3,9 @@
 
 use super::auth::Caller;
 use super::auth::policy::act_for_agent;
-use super::body::JsonBody;
+use reactor_http::JsonBody;
 use super::openapi::{Compacted, Refused};
-use super::path::Path;
+use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -22,16 +22,6 @@ use reactor_store::StoreError;
 use reactor_trust::Identity;
 use serde::Deserialize;
 use std::time::Duration;
-
-impl From<NimbusError> for ApiError {
-    fn from(error: NimbusError) -> Self {
-        match error {
-            NimbusError::Store(e) => e.into(),
-            NimbusError::Invalid(m) => ApiError::invalid(m),
-            NimbusError::Denied(m) => ApiError::new(reactor_core::wire::ErrorCode::Conflict, m),
-        }
-    }
-}
 
 /// The path parameter of one agent, for the OpenAPI document.
 #[derive(utoipa::IntoParams)]

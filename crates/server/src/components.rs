@@ -5,7 +5,7 @@
 
 use super::auth::Caller;
 use super::openapi::Refused;
-use super::path::Path;
+use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::Extension;
 use axum::Json;

@@ -1,10 +1,10 @@
 //! `PUT /v1/objects/{kind}/{name}/finalizers`: a client removes finalizers that hold an
 //! object (`reactor-host finalize`); it cannot add one, as finalizers belong to reactors.
 
-use super::body::JsonBody;
+use reactor_http::JsonBody;
 use super::objects::ObjectPath;
 use super::openapi::Refused;
-use super::path::Path;
+use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::Json;
 use axum::extract::State;

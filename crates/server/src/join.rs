@@ -2,9 +2,9 @@
 //! /v1/tokens`); the agent, pinning the CA, exchanges it once for its own credential and a
 //! certificate for its API (`POST /v1/join`); an admin revokes an agent.
 
-use super::body::JsonBody;
+use reactor_http::JsonBody;
 use super::openapi::Refused;
-use super::path::Path;
+use reactor_http::Path;
 use super::users::{credential_request, revoke_where};
 use super::{ApiError, AppState};
 use axum::Json;
@@ -139,7 +139,7 @@ pub async fn join(
         Write::Apply(credential_request(&minted.id, &credential, Some(0))?),
     ];
     state.store.commit(writes).await.map_err(|e| {
-        if super::error::code_of(&e) == ErrorCode::Conflict {
+        if reactor_http::code_of(&e) == ErrorCode::Conflict {
             refused(unknown(presented.id))
         } else {
             e.into()

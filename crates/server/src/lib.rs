@@ -1,22 +1,19 @@
 //! The HTTP server: routes, shared state, and the listener.
 
+mod admission;
 mod agents;
 mod audit;
 mod auth;
-mod body;
 mod components;
 mod dry_run;
-mod error;
 mod events;
 mod finalizers;
 mod join;
 mod kube;
-mod listen;
 mod logs;
 mod metrics_route;
 mod objects;
 mod openapi;
-mod path;
 mod state_metrics;
 mod status;
 mod users;
@@ -24,10 +21,7 @@ mod watch;
 
 pub use audit::{AuditLog, DEFAULT_MAX_BYTES as AUDIT_MAX_BYTES};
 pub use auth::{Auth, Caller, Credentials};
-pub use body::JsonBody;
 pub use components::ComponentsApi;
-pub use error::ApiError;
-pub use listen::TlsListener;
 
 /// Installs the process-wide metrics recorder now (it is otherwise installed at the first
 /// request), so that what happens before the server listens, such as loading the
@@ -37,6 +31,7 @@ pub fn install_metrics() {
 }
 
 use axum::Router;
+use reactor_http::ApiError;
 use reactor_store::Store;
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! memory (a bounded ring per component); `after` resumes from the last line read.
 
 use super::openapi::Refused;
-use super::path::Path;
+use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;

@@ -1,8 +1,8 @@
 //! `/v1/objects`: apply, get, list, delete, and status.
 
-use super::body::JsonBody;
+use reactor_http::JsonBody;
 use super::openapi::Refused;
-use super::path::Path;
+use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
@@ -125,7 +125,10 @@ async fn admit(state: &AppState, body: &mut ApplyBody) -> Result<Vec<String>, Ap
         check_writable(&request.kind).map_err(|e| e.in_document(i + 1))?;
     }
     match &state.admission {
-        Some(admission) => Ok(admission.admit(&mut body.objects).await?),
+        Some(admission) => Ok(admission
+            .admit(&mut body.objects)
+            .await
+            .map_err(super::admission::refused)?),
         None => Ok(Vec::new()),
     }
 }
@@ -156,7 +159,10 @@ pub async fn apply_one(
     }
     let mut requests = vec![ApplyRequest::from(object)];
     let warnings = match &state.admission {
-        Some(admission) => admission.admit(&mut requests).await?,
+        Some(admission) => admission
+            .admit(&mut requests)
+            .await
+            .map_err(super::admission::refused)?,
         None => Vec::new(),
     };
     let mut applied = state.store.apply(requests).await?;

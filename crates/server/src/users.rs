@@ -1,9 +1,9 @@
 //! `/v1/whoami` and `/v1/users`: who a credential is, and the users an admin makes and revokes.
 
 use super::auth::Caller;
-use super::body::JsonBody;
+use reactor_http::JsonBody;
 use super::openapi::Refused;
-use super::path::Path;
+use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::extract::State;
 use axum::{Extension, Json};

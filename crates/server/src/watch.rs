@@ -1,9 +1,9 @@
 //! `/v1/watch[/{kind}]?from=REV`: newline-delimited JSON events over a chunked response.
 
-use super::error::code_of;
+use reactor_http::code_of;
 use super::objects::KindPath;
 use super::openapi::{Compacted, Refused};
-use super::path::Path;
+use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;

@@ -7,6 +7,7 @@ mod follow;
 mod page;
 mod plan;
 mod record;
+pub mod redb_file;
 mod shards;
 mod writes;
 

@@ -18,16 +18,17 @@ pub struct DocumentError {
 /// The object document as a user writes it. `status` and most of `meta` are server-owned: they
 /// are accepted (so `get -o yaml` output can be re-applied) and ignored, but for
 /// `meta.revision`, the compare-and-swap guard. Any other field is refused by name.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[schema(as = ObjectDocument)]
+#[cfg_attr(feature = "openapi", schema(as = ObjectDocument))]
 pub struct InputDocument {
-    #[schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63))]
     kind: String,
-    #[schema(
+    #[cfg_attr(feature = "openapi", schema(
         pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
         max_length = 63
-    )]
+    ))]
     name: String,
     #[serde(default)]
     labels: BTreeMap<String, String>,

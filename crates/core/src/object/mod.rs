@@ -29,15 +29,16 @@ pub type Revision = u64;
 pub type StoredObject = Object;
 
 /// One object as stored and returned by the server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Object {
-    #[schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)]
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63))]
     pub kind: String,
-    #[schema(
+    #[cfg_attr(feature = "openapi", schema(
         pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
         max_length = 63
-    )]
+    ))]
     pub name: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
@@ -55,11 +56,12 @@ pub struct Object {
 
 /// Server-owned bookkeeping. On apply only `revision` is read (as a compare-and-swap guard).
 /// Read only from a map: serde would otherwise take a list (`meta: []`) field by field.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(remote = "Self", default, deny_unknown_fields)]
 pub struct Meta {
     pub uid: String,
-    #[schema(value_type = u64)]
+    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
     pub revision: Revision,
     pub generation: u64,
     pub created: String,
@@ -78,7 +80,7 @@ pub struct Meta {
         skip_serializing_if = "Value::is_null",
         deserialize_with = "managed_fields"
     )]
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<Object>>))]
     pub managed_fields: Value,
 }
 

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 /// The object whose reactor callback applied an object through the store import, and the
 /// component that ran the callback. An owned object is deleted when its owner goes, and only
 /// its owner's reactor may change or delete it through the store import.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(remote = "Self", deny_unknown_fields)]
 pub struct Owner {
     pub kind: String,

@@ -3,7 +3,7 @@
 use super::reply::{Refusal, Refused, Reply, json};
 use super::target::catalog;
 use crate::AppState;
-use crate::path::Path;
+use reactor_http::Path;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};

@@ -7,7 +7,7 @@ use super::reply::{Refusal, Refused, Reply, json};
 use super::target::{Target, bad_query};
 use super::write::{mapping_refusal, patch_refusal, undeclared_fields, write};
 use crate::AppState;
-use crate::path::Path;
+use reactor_http::Path;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};

@@ -285,7 +285,7 @@ impl EmbeddedStore {
     }
 }
 
-/// Opens the redb file (see [`reactor_core::private::open_redb`]), telling `recovery` what redb did.
+/// Opens the redb file (see [`crate::redb_file::open_redb`]), telling `recovery` what redb did.
 fn open_db(
     path: &Path,
     cache_bytes: usize,
@@ -294,7 +294,7 @@ fn open_db(
     let mut builder = redb::Builder::new();
     builder.set_cache_size(cache_bytes);
     recovery.watch(&mut builder);
-    reactor_core::private::open_redb_with(path, &builder)
+    crate::redb_file::open_redb_with(path, &builder)
         .map_err(|reason| StoreError::Backend(format!("cannot open {}: {reason}", path.display())))
 }
 

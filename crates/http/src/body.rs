@@ -1,7 +1,7 @@
 //! The JSON body of every route: one JSON object of the route's type, within the body limit,
 //! or a one-line refusal saying what is wrong.
 
-use super::ApiError;
+use super::error::ApiError;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, Request};

@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use reactor_core::wire::{ErrorBody, ErrorCode};
 use reactor_store::StoreError;
 
+/// An answer that refuses a request: its status and the API's error body.
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
@@ -72,17 +73,14 @@ impl From<StoreError> for ApiError {
     }
 }
 
-impl From<reactor_controller::AdmissionError> for ApiError {
-    fn from(error: reactor_controller::AdmissionError) -> Self {
-        use reactor_controller::AdmissionError;
-        let code = match &error {
-            AdmissionError::Refused { .. }
-            | AdmissionError::Invalid { .. }
-            | AdmissionError::Unregistered { .. }
-            | AdmissionError::Kind { .. } => ErrorCode::Invalid,
-            AdmissionError::Store { source, .. } => code_of(source),
-        };
-        Self::new(code, error.to_string())
+impl From<reactor_nimbus::NimbusError> for ApiError {
+    fn from(error: reactor_nimbus::NimbusError) -> Self {
+        use reactor_nimbus::NimbusError;
+        match error {
+            NimbusError::Store(e) => e.into(),
+            NimbusError::Invalid(m) => ApiError::invalid(m),
+            NimbusError::Denied(m) => ApiError::new(ErrorCode::Conflict, m),
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Path parameters: one that cannot be read (e.g. not UTF-8 once percent-decoded) is refused
 //! in the API's error shape, like every other bad input.
 
-use super::ApiError;
+use super::error::ApiError;
 use axum::extract::FromRequestParts;
 use axum::extract::rejection::PathRejection;
 
