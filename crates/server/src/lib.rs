@@ -31,7 +31,7 @@ pub fn install_metrics() {
 }
 
 use axum::Router;
-use reactor_http::ApiError;
+use reactor_http::{ApiError, TlsListener};
 use reactor_store::Store;
 use std::net::SocketAddr;
 use std::sync::Arc;
