@@ -7,19 +7,12 @@ use super::decide::Decision;
 use super::finalizers;
 use super::pending::Pending;
 use super::reactor::Action;
+use super::runner::{self, Callback, NotCommitted, Ran};
 use super::status::{self, ReconcileStatus};
 use reactor_core::object::{Object, ObjectKey};
 use reactor_nimbus::{ITEM_KIND, REPORT_KIND, owner_selector};
-use reactor_store::{Store, StoreError, Write, targets};
+use reactor_store::{Store, StoreError, Write};
 use std::sync::Arc;
-
-/// How one run of a callback ended.
-pub enum Ran {
-    /// Committed, or failed and handed to the failure rules.
-    Done,
-    /// Its commit lost a race: nothing of it landed, and it may run again at once.
-    Conflict(String),
-}
 
 /// A callback that succeeded: what it decided, what it asked for next, and the version
 /// that ran it.
@@ -182,55 +175,16 @@ pub async fn commit_writes(
     key: &ObjectKey,
     pending: &Pending,
 ) -> Result<(), Ran> {
-    let writes = pending.take();
-    if writes.is_empty() {
-        return Ok(());
-    }
-    metrics::histogram!(reactor_core::metrics::RECONCILE_COMMIT_WRITES, "component" => run.info.name.clone())
-        .record(writes.len() as f64);
-    let targets = targets(&writes);
-    // The objects of the kinds it watches that it writes: their events run nothing again.
-    let watched: Vec<ObjectKey> = targets
-        .iter()
-        .filter(|t| run.watched.contains_key(t.kind()))
-        .cloned()
-        .collect();
-    run.own_writes.committing(watched.iter().cloned());
-    let committed = run.context.store.commit(writes).await;
-    match &committed {
-        Ok(written) => {
-            for (target, w) in targets.iter().zip(written) {
-                match (run.watched.get(target.kind()), &w.object, w.change) {
-                    (Some(reflector), Some(object), Some(_)) => {
-                        run.own_writes
-                            .committed(reflector, target.clone(), object.meta.revision);
-                    }
-                    (Some(_), _, _) => run.own_writes.unchanged([target.clone()]),
-                    _ => {}
-                }
-            }
-        }
-        Err(_) => run.own_writes.unchanged(watched),
-    }
-    match committed {
-        Ok(written) => {
-            // Later runs read caches only once they show these writes.
-            let changed = targets.iter().zip(&written);
-            let changed = changed.filter(|(_, w)| w.change.is_some());
-            run.keys
-                .committed(key, changed.map(|(target, w)| (target.kind(), w.revision)));
-            Ok(())
-        }
-        Err(e) if e.is_conflict() || matches!(e.root(), StoreError::NotFound { .. }) => {
-            Err(Ran::Conflict(e.to_string()))
-        }
-        Err(e @ StoreError::TxnTooLarge(_)) => {
+    match runner::commit(run, key, Callback::Reconcile, pending).await {
+        Ok(()) => Ok(()),
+        Err(NotCommitted::Conflict(message)) => Err(Ran::Conflict(message)),
+        Err(NotCommitted::TooLarge(message)) => {
             let handled = run.keys.handled_generation(key);
-            permanent(run, key, handled, format!("cannot commit its writes: {e}")).await;
+            permanent(run, key, handled, message).await;
             Err(Ran::Done)
         }
-        Err(e) => {
-            retry(run, key, &format!("cannot commit its writes: {e}")).await;
+        Err(NotCommitted::Failed(message)) => {
+            retry(run, key, &message).await;
             Err(Ran::Done)
         }
     }

@@ -85,8 +85,10 @@ pub trait Reactor: Send + Sync + 'static {
 
     async fn on_delete(&self, object: &Object) -> Reaction;
 
-    /// An agent reported on an item that `owner` published; `owner` is read fresh from the
-    /// store. A reactor that does not care keeps this default.
+    /// An agent reported on an item that `owner` published; `owner` is as the engine's cache
+    /// holds it once that shows this controller's last commit (a stale one costs a lost race
+    /// at commit, and the call runs again on the store's). A reactor that does not care keeps
+    /// this default.
     async fn on_agent_status(&self, owner: &Object, report: &AgentReport) -> Reaction {
         let _ = (owner, report);
         Ok(Action::Done)

@@ -8,6 +8,7 @@ use super::context::EngineContext;
 use super::options::ControllerOptions;
 use super::queue::QueueActivity;
 use super::reactor::{Reactor, ReactorInfo};
+use super::report_rounds;
 use super::rollout::RolloutPlan;
 use super::rollout_steps;
 use super::trigger::Trigger;
@@ -74,12 +75,7 @@ impl Reconciler {
             slow_rate: options.rollout_rate,
         };
         let queue = WorkQueue::new(queue_options(info.name.clone()));
-        let relay = ReportRelay::new(
-            &info.name,
-            queue_options(format!("{}-reports", info.name)),
-            options.lock_retry,
-            options.max_writes,
-        );
+        let relay = ReportRelay::new(queue_options(format!("{}-reports", info.name)));
         let run = Arc::new(Attachment::new(
             reactor, context, reflectors, queue, relay, options,
         ));
@@ -102,9 +98,7 @@ impl Reconciler {
         }
         for _ in 0..REPORT_WORKERS {
             let run = run.clone();
-            tasks.push(tokio::spawn(async move {
-                run.relay.work(&run.context, || run.reactor()).await;
-            }));
+            tasks.push(tokio::spawn(async move { report_rounds::work(&run).await }));
         }
         if let Some(gained) = run.context.locks.gained() {
             tasks.push(tokio::spawn(regain(run.clone(), gained)));

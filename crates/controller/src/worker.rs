@@ -7,10 +7,11 @@ use super::decide::{Decision, decide};
 use super::finalizers::{self, finalizer_of};
 use super::host_imports::shadow_callback_name;
 use super::key_state::RunStart;
-use super::outcome::{self, Ran};
-use super::pending::{CACHE_WAIT, CachedReads, Pending};
+use super::outcome;
+use super::pending::Pending;
 use super::reactor::{Action, Failure, Reaction, Reactor};
 use super::rollout_steps;
+use super::runner::{self, Callback, Ran};
 use super::shadow::{Run as ShadowRun, Verdicts, compare};
 use reactor_core::object::{Object, ObjectKey};
 use std::sync::Arc;
@@ -33,10 +34,6 @@ pub async fn work(run: &Attachment) {
     }
 }
 
-/// How many times a callback runs again at once when its commit lost a race, before the
-/// object backs off as a failure.
-const COMMIT_ATTEMPTS: usize = 8;
-
 async fn process(run: &Attachment, key: &ObjectKey) {
     if !run.context.locks.owns(key) {
         // Another replica's object: it runs there. Gaining the shard re-enqueues it.
@@ -51,39 +48,24 @@ async fn process(run: &Attachment, key: &ObjectKey) {
     let Some(reflector) = run.reflectors.get(key.kind()) else {
         return;
     };
-    // The object as this controller last wrote it (a commit, a reconcile status), once the
-    // cache shows that; past the wait a stale object costs a lost race at commit instead.
-    let at = (run.keys.committed_at(key).into_iter())
-        .find(|(kind, _)| kind == key.kind())
-        .map_or(0, |(_, at)| at);
-    let _ = tokio::time::timeout(CACHE_WAIT, reflector.reached(at)).await;
-    let mut current = reflector.get(key.name());
+    // The object as this controller last wrote it (a commit, a reconcile status).
+    runner::catch_up(run, key, reflector).await;
+    let current = reflector.get(key.name());
     rollout_steps::before_run(run, key, current.as_deref());
     let start = run
         .keys
         .start_run(key, current.as_deref(), run.info.name.as_str());
-    let mut lost = String::new();
-    for attempt in 0..COMMIT_ATTEMPTS {
-        if attempt > 0 {
-            // The cache showed a state the store had left: read the store itself.
-            metrics::counter!(reactor_core::metrics::RECONCILE_COMMIT_CONFLICTS, "component" => run.info.name.clone())
-                .increment(1);
-            current = match run.context.store.get(key.kind(), key.name()).await {
-                Ok(object) => object.map(Arc::new),
-                Err(e) => {
-                    outcome::retry(run, key, &format!("cannot read the object: {e}")).await;
-                    return;
-                }
-            };
-        }
-        // A first attempt reads the engine's caches; one after a lost race reads the store.
-        match attempt_run(run, key, &start, current.clone(), attempt == 0).await {
+    let mut attempts = runner::Attempts::new(run, key, Callback::Reconcile, current);
+    loop {
+        let (current, cached) = match attempts.next().await {
+            Ok(next) => next,
+            Err(message) => return outcome::retry(run, key, &message).await,
+        };
+        match attempt_run(run, key, &start, current, cached).await {
             Ran::Done => return,
-            Ran::Conflict(message) => lost = message,
+            Ran::Conflict(message) => attempts.lost(message),
         }
     }
-    let message = format!("its writes kept conflicting with other writers: {lost}");
-    outcome::retry(run, key, &message).await;
 }
 
 async fn attempt_run(
@@ -198,15 +180,8 @@ async fn attempt_run(
                 .await
         });
     }
-    let seconds = started.elapsed().as_secs_f64();
-    metrics::histogram!(reactor_core::metrics::RECONCILE_TIME, "component" => name.to_owned())
-        .record(seconds);
-    let result = match &reaction {
-        Ok(Action::Done) => "success",
-        Ok(Action::RequeueAfter(_)) => "requeue",
-        Err(Failure::Retry(_) | Failure::Crashed(_)) => "error",
-        Err(Failure::Permanent(_)) => "permanent",
-    };
+    runner::record_time(run, Callback::Reconcile, started.elapsed().as_secs_f64());
+    let result = runner::result_of(&reaction);
     let ran = finish(
         run,
         key,
@@ -222,12 +197,7 @@ async fn attempt_run(
     if matches!(ran, Ran::Done) {
         let failed = result == "error" || result == "permanent";
         rollout_steps::after_run(run, key, version.as_deref(), failed);
-        metrics::counter!(reactor_core::metrics::RECONCILE, "component" => name.to_owned(), "result" => result)
-            .increment(1);
-        if result == "error" || result == "permanent" {
-            metrics::counter!(reactor_core::metrics::RECONCILE_ERRORS, "component" => name.to_owned())
-                .increment(1);
-        }
+        runner::record_result(run, Callback::Reconcile, result);
     }
     ran
 }
@@ -276,19 +246,7 @@ async fn open_pending(
     cached: bool,
 ) -> Result<Arc<Pending>, String> {
     let name = run.info.name.as_str();
-    let mut pending = Pending::new(run.context.store.clone(), run.options.max_writes);
-    if cached {
-        pending = pending.reading_from(CachedReads {
-            reflectors: run.context.reflectors.clone(),
-            committed_at: run.keys.committed_at(key),
-        });
-    }
-    let pending = Arc::new(pending);
-    if let Some(object) = current {
-        pending.seed(object);
-    }
-    // Decided from `current`: if the store moved on meanwhile, nothing lands and it runs again.
-    pending.require(key, current.map(|o| o.meta.revision));
+    let pending = runner::pending(run, key, current, cached);
     if run.info.handles_delete
         && let Some(object) = current
         && !object.meta.deleting

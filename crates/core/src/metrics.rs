@@ -34,15 +34,15 @@ catalog! {
     HTTP_REQUESTS = "reactor_http_requests_total", Counter,
         "HTTP requests answered, by method, route and status.";
     RECONCILE = "reactor_reconcile_total", Counter,
-        "Reconciles run, by component and result (success, requeue, error, permanent).";
+        "Reconciles run, by component and result (success, requeue, error, permanent); those with callback on-agent-status are agents' report rounds.";
     RECONCILE_ERRORS = "reactor_reconcile_errors_total", Counter,
-        "Reconciles that failed or failed for good, by component.";
+        "Reconciles that failed or failed for good, by component (and callback, for on-agent-status).";
     RECONCILE_TIME = "reactor_reconcile_time_seconds", Histogram,
-        "Time a reconcile's callback took, by component.";
+        "Time a reconcile's callback took, by component (and callback, for on-agent-status).";
     RECONCILE_COMMIT_CONFLICTS = "reactor_reconcile_commit_conflicts_total", Counter,
-        "Reconcile commits that lost a race and were retried, by component.";
+        "Reconcile commits that lost a race and were retried, by component (and callback, for on-agent-status).";
     RECONCILE_COMMIT_WRITES = "reactor_reconcile_commit_writes", Histogram,
-        "Writes in one callback's commit, by component.";
+        "Writes in one callback's commit, by component (and callback, for on-agent-status).";
     COLLECTED = "reactor_collected_total", Counter,
         "Objects deleted because their owner was gone, by component.";
     WORKQUEUE_DEPTH = "reactor_workqueue_depth", Gauge,

@@ -11,7 +11,7 @@ use reactor_host::controller::{
 };
 use reactor_host::nimbus::{
     AgentReport, ITEM_KIND, ItemTarget, OWNER_NAME, Owner, ReportState, Reporter, items_of,
-    publish, unpublish,
+    publish, register, unpublish,
 };
 use reactor_host::object::{ApplyRequest, Object, Revision, Selector};
 use reactor_host::store::{
@@ -831,6 +831,247 @@ async fn a_replica_that_gains_a_shard_hands_over_the_reports_it_skipped() {
         *listener.heard.lock().expect("lock") == vec![("obj".to_owned(), "edge-1".to_owned())]
     })
     .await;
+}
+
+/// What one `on-agent-status` call of [`StatusWriter`] does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Hook {
+    /// Another writer changes the owner meanwhile, then the call writes as `Pass` does.
+    Race,
+    /// The call fails, to be retried.
+    Fail,
+    /// The call writes the reporting agent to the owner's `status.heard`.
+    Pass,
+}
+
+/// A reactor of `Thing`s that publishes one item per Thing for every agent and, in
+/// `on-agent-status`, does what `hook` says for each call (counted from 1), remembering the
+/// owner's status as each call saw it.
+struct StatusWriter {
+    context: EngineContext,
+    seen: Mutex<Vec<serde_json::Value>>,
+    hook: Box<dyn Fn(usize) -> Hook + Send + Sync>,
+}
+
+impl StatusWriter {
+    fn seen(&self) -> Vec<serde_json::Value> {
+        self.seen.lock().expect("lock").clone()
+    }
+}
+
+#[async_trait]
+impl Reactor for StatusWriter {
+    fn info(&self) -> ReactorInfo {
+        things("writer")
+    }
+    async fn validate(&self, _: &Object) -> Result<(), String> {
+        Ok(())
+    }
+    async fn on_create(&self, object: &Object) -> Reaction {
+        let store = self.context.store_for("writer", &object.key());
+        let owner = Owner {
+            kind: object.kind.clone(),
+            name: object.name.clone(),
+            component: "writer".into(),
+        };
+        let everyone = ItemTarget::Labels(Default::default());
+        let key = format!("thing/{}", object.name);
+        publish(store.as_ref(), &owner, &key, json!(1), everyone)
+            .await
+            .map_err(|e| Failure::Retry(e.to_string()))?;
+        Ok(Action::Done)
+    }
+    async fn on_update(&self, _: &Object, _: &Object) -> Reaction {
+        Ok(Action::Done)
+    }
+    async fn on_delete(&self, _: &Object) -> Reaction {
+        Ok(Action::Done)
+    }
+    async fn on_agent_status(&self, owner: &Object, report: &AgentReport) -> Reaction {
+        let call = {
+            let mut seen = self.seen.lock().expect("lock");
+            seen.push(owner.status.clone());
+            seen.len()
+        };
+        let failed = |e: StoreError| Failure::Retry(e.to_string());
+        match (self.hook)(call) {
+            Hook::Fail => return Err(Failure::Retry("the device is not ready".into())),
+            Hook::Race => {
+                // Another writer, past the callback's transaction: its commit must lose.
+                let touched = |s: &serde_json::Value| with_key(s, "touched", json!(call));
+                status::update_status(
+                    self.context.store.as_ref(),
+                    &owner.kind,
+                    &owner.name,
+                    touched,
+                )
+                .await
+                .map_err(failed)?;
+            }
+            Hook::Pass => {}
+        }
+        let store = self.context.store_for("writer", &owner.key());
+        let heard = |s: &serde_json::Value| with_key(s, "heard", json!(report.agent));
+        status::update_status(store.as_ref(), &owner.kind, &owner.name, heard)
+            .await
+            .map_err(failed)?;
+        Ok(Action::Done)
+    }
+}
+
+fn with_key(status: &serde_json::Value, key: &str, value: serde_json::Value) -> serde_json::Value {
+    let mut status = status.as_object().cloned().unwrap_or_default();
+    status.insert(key.to_owned(), value);
+    serde_json::Value::Object(status)
+}
+
+/// An engine with `StatusWriter` attached, agent `edge-1` registered, and Thing `obj` created
+/// and reconciled (its item published).
+async fn writer_world(
+    hook: Box<dyn Fn(usize) -> Hook + Send + Sync>,
+) -> (World, Arc<Engine>, Arc<StatusWriter>) {
+    let w = world();
+    let engine = Engine::new(w.store.clone(), options(2));
+    let labels = [("role".to_owned(), "edge".to_owned())]
+        .into_iter()
+        .collect();
+    register(w.store.as_ref(), "edge-1", labels)
+        .await
+        .expect("register");
+    let writer = Arc::new(StatusWriter {
+        context: engine.context().clone(),
+        seen: Mutex::new(Vec::new()),
+        hook,
+    });
+    engine.attach(writer.clone());
+    w.store
+        .apply(vec![thing("obj", json!(1))])
+        .await
+        .expect("apply");
+    status_until(&w, "obj reconciled", |s| {
+        s["reconcile"]["writer"]["observedGeneration"] == 1
+    })
+    .await;
+    (w, engine, writer)
+}
+
+/// Polls Thing `obj`'s status until `check` holds, failing after ten seconds.
+async fn status_until(
+    w: &World,
+    what: &str,
+    check: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let object = w
+            .store
+            .get("Thing", "obj")
+            .await
+            .expect("get")
+            .expect("exists");
+        if check(&object.status) {
+            return object.status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: {}",
+            object.status
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Agent `edge-1` reports Thing `obj`'s item applied.
+async fn report_applied(w: &World, engine: &Engine) -> Reporter {
+    let reporter = Reporter::start(w.store.clone(), engine.context().reports.clone());
+    let report = AgentReport {
+        key: "thing/obj".into(),
+        agent: "edge-1".into(),
+        state: ReportState::Applied,
+        message: None,
+        revision: 1,
+    };
+    assert_eq!(reporter.record(vec![report]).await.expect("record"), 1);
+    reporter
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_round_that_loses_a_race_runs_again_and_commits_once_with_the_roll_up() {
+    let hook = |call: usize| if call == 1 { Hook::Race } else { Hook::Pass };
+    let (w, engine, writer) = writer_world(Box::new(hook)).await;
+    let from = w.store.revision().await.expect("revision");
+    let _reporter = report_applied(&w, &engine).await;
+    status_until(&w, "the report's round landed", |s| {
+        s["heard"] == "edge-1" && s["propagation"]["updated"] == 1
+    })
+    .await;
+    // Whatever else would be written is, by now.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let until = w.store.revision().await.expect("revision");
+    let mut events = w.store.watch(Some("Thing"), from).await.expect("watch");
+    let mut written = Vec::new();
+    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(2), events.next()).await {
+        let event = event.expect("event");
+        if let Some(object) = event.object.as_ref().filter(|o| o.name == "obj") {
+            written.push(object.status.clone());
+        }
+        if event.revision >= until {
+            break;
+        }
+    }
+    // The other writer's change, then the round: the callback's write and the roll-up
+    // together, with the status entry untouched.
+    assert_eq!(written.len(), 2, "{written:#?}");
+    assert_eq!(written[0]["touched"], 1);
+    assert!(written[0].get("heard").is_none());
+    assert!(written[0].get("propagation").is_none());
+    let round = &written[1];
+    assert_eq!(
+        (&round["touched"], &round["heard"]),
+        (&json!(1), &json!("edge-1"))
+    );
+    assert_eq!(round["propagation"]["updated"], 1);
+    assert_eq!(round["propagation"]["pending"], 0);
+    assert_eq!(
+        round["reconcile"]["writer"],
+        json!({"observedGeneration": 1, "attempts": 0})
+    );
+    // The call ran again at once, on the owner as the other writer left it.
+    let seen = writer.seen();
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    assert!(seen[0].get("touched").is_none());
+    assert_eq!(seen[1]["touched"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_on_agent_status_shows_in_the_owners_entry_until_it_succeeds() {
+    let failing = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let fails = failing.clone();
+    let hook = move |_| match fails.load(std::sync::atomic::Ordering::SeqCst) {
+        true => Hook::Fail,
+        false => Hook::Pass,
+    };
+    let (w, engine, _writer) = writer_world(Box::new(hook)).await;
+    let _reporter = report_applied(&w, &engine).await;
+    let status = status_until(&w, "the failure in the entry", |s| {
+        s["reconcile"]["writer"]["attempts"].as_u64() >= Some(2)
+    })
+    .await;
+    let entry = &status["reconcile"]["writer"];
+    assert_eq!(entry["callback"], "on-agent-status", "{status}");
+    assert_eq!(entry["lastError"], "the device is not ready");
+    assert!(entry["nextRetry"].is_string(), "{status}");
+    assert_eq!(entry["observedGeneration"], 1, "the reconcile's is kept");
+    // The roll-up does not wait for the callback to succeed.
+    assert_eq!(status["propagation"]["updated"], 1, "{status}");
+    assert!(status.get("heard").is_none());
+    failing.store(false, std::sync::atomic::Ordering::SeqCst);
+    let status = status_until(&w, "the failure cleared", |s| s["heard"] == "edge-1").await;
+    assert_eq!(
+        status["reconcile"]["writer"],
+        json!({"observedGeneration": 1, "attempts": 0}),
+        "{status}"
+    );
 }
 
 /// Publishes an item per name in `spec.rules` and withdraws those it published before that

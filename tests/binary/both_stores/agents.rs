@@ -69,6 +69,19 @@ fn items_reach_exactly_their_targets_and_status_comes_back_up() {
     assert_eq!(status["propagation"]["pending"], 0);
     assert_eq!(status["propagation"]["generation"], 1);
     assert_eq!(status["ruleCount"], 2);
+    // Its rounds count in the reconcile families, told apart by their callback label.
+    let rounds = "reactor_reconcile_total{component=\"policy-rust\",callback=\"on-agent-status\",result=\"success\"}";
+    let metrics = host.metrics();
+    assert!(
+        reactor_testkit::metric(&metrics, rounds) >= Some(2.0),
+        "{rounds} in:\n{metrics}"
+    );
+    assert!(
+        status["reconcile"]["policy-rust"]
+            .get("lastError")
+            .is_none(),
+        "{status}"
+    );
 
     // Connected once its first heartbeat is in (sent as it starts, beside its feed).
     let table = eventually("db-1 listed as connected", 30, || {
