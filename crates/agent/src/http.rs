@@ -8,12 +8,12 @@ use axum::extract::{Query, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use reactor_core::object::from_map;
+use reactor_http::{ApiError, JsonBody};
 use reactor_kvscheduler::{
     DumpFilter, DumpView, KvScheduler, Resync, RetryOptions, TxnError, TxnMode, TxnOptions,
     TxnRecord, ValueStatus,
 };
 use reactor_runtime::{ComponentInfo, Runtime};
-use reactor_http::{ApiError, JsonBody};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -201,13 +201,12 @@ async fn start_scheduler(
                 let cert =
                     reactor_trust::ReloadingCert::watch(files.clone(), Duration::from_secs(5))?;
                 let tls = Arc::new(reactor_trust::server_config(cert)?);
-                let listener =
-                    reactor_http::TlsListener::new(listener, tls).map_err(|source| {
-                        AgentError::Listen {
-                            addr: addr.clone(),
-                            source,
-                        }
-                    })?;
+                let listener = reactor_http::TlsListener::new(listener, tls).map_err(|source| {
+                    AgentError::Listen {
+                        addr: addr.clone(),
+                        source,
+                    }
+                })?;
                 tracing::info!(agent = %config.id, addr = %bound, "agent API listening (https)");
                 tokio::spawn(async move {
                     if let Err(error) = axum::serve(listener, router).await {

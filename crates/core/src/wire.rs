@@ -107,7 +107,10 @@ pub struct HeartbeatBody {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FeedBody {
-    #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)
+    )]
     pub agent: String,
     #[cfg_attr(feature = "openapi", schema(value_type = u64))]
     pub from: Revision,
@@ -120,7 +123,10 @@ pub struct FeedBody {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ReportBody {
-    #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)
+    )]
     pub agent: String,
     /// `{key, agent, state, message?, revision}` each.
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]

@@ -3,9 +3,7 @@
 
 use super::auth::Caller;
 use super::auth::policy::act_for_agent;
-use reactor_http::JsonBody;
 use super::openapi::{Compacted, Refused};
-use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -16,6 +14,8 @@ use reactor_core::object::Object;
 use reactor_core::wire::{
     ErrorCode, FeedBody, HeartbeatBody, RecordedBody, RegisterBody, ReportBody,
 };
+use reactor_http::JsonBody;
+use reactor_http::Path;
 use reactor_nimbus as nimbus;
 use reactor_nimbus::{AgentView, NimbusError, Recipient, Snapshot};
 use reactor_store::StoreError;

@@ -5,13 +5,13 @@
 
 use super::auth::Caller;
 use super::openapi::Refused;
-use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::Extension;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use reactor_core::wire::ErrorCode;
+use reactor_http::Path;
 use reactor_runtime::{ComponentInfo, Runtime, World};
 use std::path::PathBuf;
 

@@ -1,15 +1,15 @@
 //! `PUT /v1/objects/{kind}/{name}/finalizers`: a client removes finalizers that hold an
 //! object (`reactor-host finalize`); it cannot add one, as finalizers belong to reactors.
 
-use reactor_http::JsonBody;
 use super::objects::ObjectPath;
 use super::openapi::Refused;
-use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::Json;
 use axum::extract::State;
 use reactor_core::object::{Object, validate_kind, validate_object_name};
 use reactor_core::wire::FinalizersBody;
+use reactor_http::JsonBody;
+use reactor_http::Path;
 use reactor_store::{StoreError, retry_on_conflict};
 
 /// Keeps only the finalizers named in the body; a deleting object that loses its last one

@@ -2,9 +2,7 @@
 //! /v1/tokens`); the agent, pinning the CA, exchanges it once for its own credential and a
 //! certificate for its API (`POST /v1/join`); an admin revokes an agent.
 
-use reactor_http::JsonBody;
 use super::openapi::Refused;
-use reactor_http::Path;
 use super::users::{credential_request, revoke_where};
 use super::{ApiError, AppState};
 use axum::Json;
@@ -13,6 +11,8 @@ use axum::response::{IntoResponse, Response};
 use reactor_core::clock::{now_ms, rfc3339_seconds};
 use reactor_core::object::{validate_labels, validate_name};
 use reactor_core::wire::{ErrorCode, JoinBody, JoinTokenBody, JoinTokenCreatedBody, JoinedBody};
+use reactor_http::JsonBody;
+use reactor_http::Path;
 use reactor_store::Write;
 use reactor_trust::{CREDENTIAL_KIND, CredentialSpec, Presented, Usage, Use, join_token, mint};
 use serde_json::json;

@@ -2,12 +2,12 @@
 //! memory (a bounded ring per component); `after` resumes from the last line read.
 
 use super::openapi::Refused;
-use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use reactor_core::wire::LogsBody;
+use reactor_http::Path;
 use reactor_runtime::log_ring;
 use serde::Deserialize;
 use utoipa::IntoParams;

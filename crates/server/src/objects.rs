@@ -1,8 +1,6 @@
 //! `/v1/objects`: apply, get, list, delete, and status.
 
-use reactor_http::JsonBody;
 use super::openapi::Refused;
-use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
@@ -14,6 +12,8 @@ use reactor_core::object::{
 };
 use reactor_core::wire::ErrorCode;
 use reactor_core::wire::{AppliedBody, ApplyBody, StatusBody};
+use reactor_http::JsonBody;
+use reactor_http::Path;
 use reactor_store::{Listing, StoreError};
 use serde::Deserialize;
 use utoipa::IntoParams;

@@ -1,14 +1,14 @@
 //! `/v1/whoami` and `/v1/users`: who a credential is, and the users an admin makes and revokes.
 
 use super::auth::Caller;
-use reactor_http::JsonBody;
 use super::openapi::Refused;
-use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::extract::State;
 use axum::{Extension, Json};
 use reactor_core::object::{ApplyRequest, validate_name};
 use reactor_core::wire::{ErrorCode, UserBody, UserCreatedBody, UserView, WhoAmIBody};
+use reactor_http::JsonBody;
+use reactor_http::Path;
 use reactor_store::Store;
 use reactor_trust::{CREDENTIAL_KIND, CredentialSpec, Role, Use, mint};
 use serde_json::json;

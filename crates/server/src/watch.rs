@@ -1,9 +1,7 @@
 //! `/v1/watch[/{kind}]?from=REV`: newline-delimited JSON events over a chunked response.
 
-use reactor_http::code_of;
 use super::objects::KindPath;
 use super::openapi::{Compacted, Refused};
-use reactor_http::Path;
 use super::{ApiError, AppState};
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
@@ -13,6 +11,8 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use reactor_core::object::{Revision, validate_kind};
 use reactor_core::wire::WatchErrorLine;
+use reactor_http::Path;
+use reactor_http::code_of;
 use reactor_store::{StoreError, WatchEvent};
 use serde::Deserialize;
 use std::task::Poll;

@@ -32,4 +32,3 @@ pub fn open_redb_with(path: &Path, builder: &redb::Builder) -> Result<redb::Data
         Err(panic) => Err(format!("the file is damaged ({panic})")),
     }
 }
-

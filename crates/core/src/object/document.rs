@@ -23,12 +23,18 @@ pub struct DocumentError {
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "openapi", schema(as = ObjectDocument))]
 pub struct InputDocument {
-    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)
+    )]
     kind: String,
-    #[cfg_attr(feature = "openapi", schema(
-        pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
-        max_length = 63
-    ))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
+            max_length = 63
+        )
+    )]
     name: String,
     #[serde(default)]
     labels: BTreeMap<String, String>,

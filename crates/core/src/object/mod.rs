@@ -33,12 +33,18 @@ pub type StoredObject = Object;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Object {
-    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[A-Za-z][A-Za-z0-9-]*$", max_length = 63)
+    )]
     pub kind: String,
-    #[cfg_attr(feature = "openapi", schema(
-        pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
-        max_length = 63
-    ))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            pattern = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?|[A-Za-z][A-Za-z0-9-]*)$",
+            max_length = 63
+        )
+    )]
     pub name: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,

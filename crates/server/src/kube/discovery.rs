@@ -3,11 +3,11 @@
 use super::reply::{Refusal, Refused, Reply, json};
 use super::target::catalog;
 use crate::AppState;
-use reactor_http::Path;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use reactor_http::Path;
 use reactor_kube::KubeError;
 use reactor_kube::discovery;
 use serde_json::Value;
