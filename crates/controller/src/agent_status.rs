@@ -3,6 +3,7 @@
 //! owner's lock, and rolled up into the owner's `status.propagation`.
 
 use super::context::EngineContext;
+use super::failure_text::FailureText;
 use super::pending::Pending;
 use super::reactor::{Failure, Reactor};
 use super::status::PROPAGATION;
@@ -142,10 +143,15 @@ impl ReportRelay {
             match reaction {
                 Ok(()) => {}
                 Err(Failure::Permanent(message)) => {
-                    tracing::warn!(reactor = %self.reactor, object = %owner, agent = %report.agent, error = %message, "on-agent-status failed for good");
+                    let text = FailureText::new(&message);
+                    text.log(&self.reactor, owner);
+                    tracing::warn!(reactor = %self.reactor, object = %owner, agent = %report.agent, error = %text.line, "on-agent-status failed for good");
                 }
                 Err(Failure::Retry(message) | Failure::Crashed(message)) => {
-                    self.retry_later(owner, std::iter::once(report).chain(reports), &message);
+                    let text = FailureText::new(&message);
+                    text.log(&self.reactor, owner);
+                    let reports = std::iter::once(report).chain(reports);
+                    self.retry_later(owner, reports, &text.line);
                     return;
                 }
             }
