@@ -6,10 +6,11 @@
 # usage: scripts/build-components.sh [--with-test-guests] OUT [EXAMPLE...]
 #
 # EXAMPLE...: only these folders of examples/ (default: all of them).
-# --with-test-guests: also the test guests of guests/ (misbehave, bad-describe, ...), for the
-# test harness and the benchmarks, which build into a folder of their own under the target
-# folder. Test guests are built to fail, trap and misbehave: never build them into a folder
-# a server or an agent serves (./run.sh serves demo/components and demo/descriptors only).
+# --with-test-guests: also the test guests of guests/ (misbehave, bad-describe, ...: Rust
+# crates and Python apps), for the test harness and the benchmarks, which build into a
+# folder of their own under the target folder. Test guests are built to fail, trap and
+# misbehave: never build them into a folder a server or an agent serves (./run.sh serves
+# demo/components and demo/descriptors only).
 #
 # Python and JavaScript builds take seconds to tens of seconds, so each output carries a
 # stamp (OUT/.<name>.inputs) with the sha256 of everything it was built from (its folder,
@@ -124,23 +125,28 @@ stamp() {
     echo "$out/$1.wasm"
 }
 
-# Python: every folder of examples/ with an app.py; its first line `# world: NAME` picks the
-# world (default controller).
-for dir in "$root"/examples/*/; do
+# Python: every folder of examples/ with an app.py (and of guests/, with the test guests);
+# its first line `# world: NAME` picks the world (default controller).
+python_dirs=("$root"/examples/*/)
+if $test_guests; then
+    python_dirs+=("$root"/guests/*/)
+fi
+for dir in "${python_dirs[@]}"; do
     [ -f "$dir/app.py" ] || continue
     name="$(basename "$dir")"
-    wanted "$name" || continue
+    folder="$(basename "$(dirname "$dir")")/$name"
+    [ "$folder" = "guests/$name" ] || wanted "$name" || continue
     world="$(sed -n '1s/^# world: *\([a-z-]*\).*/\1/p' "$dir/app.py")"
     world="${world:-controller}"
     if [ ! -x "$COMPONENTIZE_PY" ]; then
         echo "componentize-py $COMPONENTIZE_PY_VERSION is missing: run scripts/setup.sh" >&2
         exit 1
     fi
-    hash="$(inputs_hash "examples/$name" sdk/python wit; echo "$COMPONENTIZE_PY_VERSION $world")"
+    hash="$(inputs_hash "$folder" sdk/python wit; echo "$COMPONENTIZE_PY_VERSION $world")"
     hash="$(echo "$hash" | sha256sum | cut -d' ' -f1)"
     fresh "$name" "$hash" && { echo "$out/$name.wasm"; continue; }
     (cd "$root" && "$COMPONENTIZE_PY" -d wit -w "$world" componentize app \
-        -p "examples/$name" -p sdk/python -o "$out/.$name.wasm.tmp" >/dev/null)
+        -p "$folder" -p sdk/python -o "$out/.$name.wasm.tmp" >/dev/null)
     mv "$out/.$name.wasm.tmp" "$out/$name.wasm"
     stamp "$name" "$hash"
 done

@@ -16,7 +16,9 @@
 // - a callback returns nothing (done) or `requeueAfter(ms)`; it fails by throwing
 //   `retry(msg)` or `permanent(msg)`. A failed store or Nimbus call becomes the right error
 //   (unavailable and conflict retry, the rest are permanent), bad JSON is permanent, and any
-//   other exception retries with its message, so it shows in `status.reconcile`;
+//   other exception retries with its message, so it shows in `status.reconcile`; its stack
+//   (at most 40 lines, 4 KiB) follows the message after a newline, for the host's event and
+//   the component's log;
 // - `validate` refuses by throwing anything; its message is what the user sees;
 // - JSON: `spec(obj)`, `status(obj)`, `labels(obj)` give plain objects; `setStatus`,
 //   `publish` and `apply` take any JSON-serialisable value; `u64` numbers (resync period,
@@ -61,8 +63,64 @@ function toError(thrown, where) {
     return transient ? retry(message) : permanent(message);
   }
   if (thrown instanceof SyntaxError) return permanent(`invalid JSON: ${thrown.message}`);
-  if (thrown instanceof Error) return retry(`${thrown.name}: ${thrown.message}`);
+  if (thrown instanceof Error) {
+    const line = `${thrown.name}: ${thrown.message}`.replace(/\r?\n/g, ' ');
+    const stack = traceback(thrown);
+    return retry(stack === undefined ? line : `${line}\n${stack}`);
+  }
   return retry(String(thrown));
+}
+
+/** Lines of an unexpected exception's stack sent at most (the host keeps 8 KiB). */
+export const TRACEBACK_LINES = 40;
+/** Bytes of an unexpected exception's stack sent at most. */
+export const TRACEBACK_BYTES = 4096;
+
+/**
+ * The stack of `error` headed by its name and message (as V8 prints it; SpiderMonkey's has
+ * frames alone), at most `TRACEBACK_LINES` lines and `TRACEBACK_BYTES` bytes: its first
+ * lines (where it was thrown), then a line saying how many were cut.
+ */
+function traceback(error) {
+  if (typeof error.stack !== 'string' || error.stack.trim() === '') return undefined;
+  const lines = error.stack.replace(/\s+$/, '').split('\n');
+  if (!lines[0].startsWith(`${error.name}:`) && lines[0] !== error.name) {
+    lines.unshift(`${error.name}: ${error.message}`.replace(/\r?\n/g, ' ').slice(0, 200));
+  }
+  return bounded(lines);
+}
+
+function utf8Length(text) {
+  let n = 0;
+  for (const c of text) {
+    const p = c.codePointAt(0);
+    n += p < 0x80 ? 1 : p < 0x800 ? 2 : p < 0x10000 ? 3 : 4;
+  }
+  return n;
+}
+
+function bounded(lines) {
+  const size = lines.reduce((n, line) => n + utf8Length(line) + 1, 0);
+  if (lines.length <= TRACEBACK_LINES && size <= TRACEBACK_BYTES) return lines.join('\n');
+  const kept = [];
+  let room = TRACEBACK_BYTES - 64; // the marker
+  for (const line of lines) {
+    if (kept.length + 1 >= TRACEBACK_LINES || utf8Length(line) + 1 > room) break;
+    kept.push(line);
+    room -= utf8Length(line) + 1;
+  }
+  if (kept.length === 0) {
+    // One huge first line: its start.
+    let start = '';
+    let length = 0;
+    for (const c of lines[0]) {
+      length += utf8Length(c);
+      if (length > room - 8) break;
+      start += c;
+    }
+    kept.push(`${start} [cut]`);
+  }
+  return [...kept, `    ... ${lines.length - kept.length} more lines cut by the SDK`].join('\n');
 }
 
 // Which interface a thrown host error came from, to name it in messages.

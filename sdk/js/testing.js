@@ -20,7 +20,9 @@
 // Callback helpers (`onCreate`, `onUpdate`, `onDelete`, `onAgentStatus`) return what the
 // host would get: `{tag: 'done'}`, `{tag: 'requeue-after', val: 5000n}`,
 // `{tag: 'retry', val: message}` or `{tag: 'permanent', val: message}`; `validate` returns
-// the refusal message or `undefined`.
+// the refusal message or `undefined`. As the host shows a failure, `message` is its first
+// line (what `lastError` says) and what followed (an unexpected exception's stack) is in
+// `host.logs` as the host logs it: `{level: 'error', message: '[host] Kind/name failed: ...'}`.
 
 import './testing/register.js';
 

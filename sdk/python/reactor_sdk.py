@@ -12,7 +12,8 @@ What the SDK takes off your hands:
   `Permanent(msg)` to fail; a failed `store` / `nimbus` call raises an error that becomes
   the right one (unavailable and conflict retry, the rest are permanent), a bad JSON spec
   is permanent, and any other exception retries with its message, so it shows in
-  `status.reconcile`.
+  `status.reconcile`; its traceback (at most 40 lines, 4 KiB) follows the message after a
+  newline, for the host's event and the component's log.
 - `validate` refuses by raising any exception; its message is what the user sees.
 - Logging: `log.info("...")` and friends write to the host's log under the component name.
 
@@ -26,6 +27,7 @@ whose host calls a `reactor_sdk_testing.FakeHost` answers.
 """
 
 import json
+import traceback
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 try:
@@ -108,7 +110,42 @@ def _to_wit_error(error: BaseException):
         return _types.Error_Permanent(f"invalid JSON: {error}")
     if isinstance(error, Retry):
         return _types.Error_Retry(str(error))
-    return _types.Error_Retry(f"{type(error).__name__}: {error}")
+    line = " ".join(f"{type(error).__name__}: {error}".split("\n"))
+    return _types.Error_Retry(f"{line}\n{_traceback(error)}")
+
+
+TRACEBACK_LINES = 40
+"""Lines of an unexpected exception's traceback sent at most (the host's limit is 8 KiB)."""
+TRACEBACK_BYTES = 4096
+"""Bytes of an unexpected exception's traceback sent at most."""
+
+
+def _traceback(error: BaseException) -> str:
+    """The traceback of `error` from the callback down (the SDK's own frame left out), at
+    most `TRACEBACK_LINES` lines and `TRACEBACK_BYTES` bytes: its first three lines (the
+    callback's frame) and its last lines (where it failed), with a line saying how many
+    were cut between."""
+    frames = error.__traceback__.tb_next if error.__traceback__ is not None else None
+    text = "".join(traceback.format_exception(type(error), error, frames)).rstrip("\n")
+    return _bounded(text.split("\n"))
+
+
+def _bounded(lines: List[str]) -> str:
+    size = sum(len(line.encode()) + 1 for line in lines)
+    if len(lines) <= TRACEBACK_LINES and size <= TRACEBACK_BYTES:
+        return "\n".join(lines)
+    head, tail = [line[:200] for line in lines[:3]], []
+    room = TRACEBACK_BYTES - sum(len(line.encode()) + 1 for line in head) - 64  # the marker
+    for line in reversed(lines[len(head):]):
+        if len(head) + 1 + len(tail) >= TRACEBACK_LINES or len(line.encode()) + 1 > room:
+            break
+        tail.insert(0, line)
+        room -= len(line.encode()) + 1
+    if not tail:  # one huge last line: its start
+        last = lines[-1].encode()[: max(room - 8, 0)].decode(errors="ignore")
+        tail = [f"{last} [cut]"]
+    cut = len(lines) - len(head) - len(tail)
+    return "\n".join([*head, f"  ... {cut} lines cut by the SDK ...", *tail])
 
 
 # ---------------------------------------------------------------------------- JSON helpers

@@ -18,7 +18,10 @@ host's rules to what a callback does: children it applies are owned by its prima
 an object it did not create is refused, item keys belong to one object, `set_status`
 changes the primary object, and a callback that fails leaves none of its writes. Each
 callback helper returns what the host would get: `Action_Done()`,
-`Action_RequeueAfter(ms)`, `Error_Retry(message)` or `Error_Permanent(message)`.
+`Action_RequeueAfter(ms)`, `Error_Retry(message)` or `Error_Permanent(message)`. As the
+host shows a failure, `message` is its first line (what `lastError` says) and what
+followed (an unexpected exception's traceback) is in `host.logs` as the host logs it:
+`("ERROR", "[host] Kind/name failed: <line>\n<traceback>")`.
 """
 
 import copy
@@ -221,9 +224,19 @@ class FakeHost:
             return self.run(function)
         except Err as failed:
             self._world = before
-            return failed.value
+            return self._shown(primary, failed.value)
         finally:
             self._primary = None
+
+    def _shown(self, primary: Object, error):
+        """`error` as the host shows it: the first line returned, the rest logged."""
+        if not isinstance(error, (Error_Retry, Error_Permanent)):
+            return error
+        line, _, detail = str(error.value).lstrip().partition("\n")
+        line, detail = line.rstrip(), detail.rstrip()
+        if detail.strip():
+            self.logs.append(("ERROR", f"[host] {primary.kind}/{primary.name} failed: {line}\n{detail}"))
+        return type(error)(line)
 
     # ------------------------------------------------------------------ the world
 

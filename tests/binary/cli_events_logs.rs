@@ -1,6 +1,8 @@
 //! Events and logs of a failing reactor (guests/misbehave) through the real binary:
 //! `reactor-host events [KIND [NAME]]` shows its errors with counts, `logs COMPONENT` (and
-//! `-f`) what it printed, and `GET /v1/events` the same as JSON.
+//! `-f`) what it printed, and `GET /v1/events` the same as JSON. A Python reactor's
+//! unexpected exception (guests/careless-python) is one line in status, its traceback in
+//! the event and the component's log.
 
 use reactor_testkit::{Host, assert_fails_with, eventually, stderr, stdout, table_rows};
 
@@ -142,4 +144,90 @@ fn a_failing_reactor_shows_its_events_and_its_log_lines() {
         &host.cli(&["logs", "misbehave"]),
         &["no component named misbehave"],
     );
+}
+
+/// The line of guests/careless-python/app.py that raises.
+fn raising_line() -> usize {
+    let app =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../guests/careless-python/app.py");
+    let source = std::fs::read_to_string(&app).expect("read app.py");
+    source
+        .lines()
+        .position(|l| l.contains("the line a test looks for"))
+        .expect("the marked line")
+        + 1
+}
+
+#[test]
+fn a_python_exception_is_one_line_in_status_and_its_traceback_in_the_event_and_the_log() {
+    const REACTOR: &str = "careless-python";
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    // Installed once the server listens: a Python build compiles for up to a minute in a
+    // debug build, longer than a server may take to print its address.
+    std::fs::create_dir_all(data.join("components")).expect("components folder");
+    let host = Host::start(&data, &[]);
+    reactor_testkit::install(REACTOR, &host.components_dir());
+    eventually(&format!("{REACTOR} is ready"), 240, || {
+        stdout(&host.cli(&["components"]))
+            .lines()
+            .any(|l| l.starts_with(&format!("{REACTOR} ")) && l.contains("ready"))
+            .then_some(())
+    });
+    apply(
+        &host,
+        "kind: Careless\nname: fine\nspec: {plan: gold}\n---\n\
+         kind: Careless\nname: bronze\nspec: {plan: bronze}\n",
+    );
+
+    // The status: one line naming the exception, as before.
+    let last_error = eventually("bronze failed", 60, || {
+        let o = host.object("Careless", "bronze")?;
+        let error = o["status"]["reconcile"][REACTOR]["lastError"].as_str()?;
+        Some(error.to_owned())
+    });
+    assert_eq!(last_error, "KeyError: 'bronze'");
+    eventually("fine succeeded", 30, || {
+        (host.object("Careless", "fine")?["status"]["cpu"] == 4).then_some(())
+    });
+
+    // The event: the line, then the traceback down to the line that raised.
+    let frame = format!("app.py\", line {}, in cpu_of", raising_line());
+    let message = eventually("bronze's event", 30, || {
+        let out = host.cli(&["events", "Careless", "bronze", "-o", "json"]);
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+        Some(json[0]["message"].as_str()?.to_owned())
+    });
+    assert!(
+        message.starts_with("KeyError: 'bronze'\nTraceback (most recent call last):\n"),
+        "{message}"
+    );
+    assert!(message.contains("in on_create"), "{message}");
+    assert!(message.contains(&frame), "{frame} in {message}");
+    assert_eq!(
+        message.lines().last(),
+        Some("KeyError: 'bronze'"),
+        "{message}"
+    );
+    // The table keeps one row per event: the first line, marked as having more.
+    let table = stdout(&host.cli(&["events", "Careless", "bronze"]));
+    let rows = table_rows(&table);
+    assert_eq!(rows.len(), 2, "{table}");
+    assert!(table.contains("KeyError: 'bronze' …"), "{table}");
+
+    // The component's log: the same traceback, headed by the object, at error level.
+    let logs = eventually("the traceback is logged", 30, || {
+        let text = stdout(&host.cli(&["logs", REACTOR]));
+        text.contains(&frame).then_some(text)
+    });
+    assert!(
+        logs.lines().any(|l| l.contains(" error ")
+            && l.ends_with("[host] Careless/bronze failed: KeyError: 'bronze'")),
+        "{logs}"
+    );
+    assert!(
+        logs.contains("Traceback (most recent call last):"),
+        "{logs}"
+    );
+    assert!(!logs.contains("Careless/fine"), "{logs}");
 }

@@ -13,6 +13,7 @@ mod decide;
 mod engine;
 mod event_hooks;
 pub mod events;
+mod failure_text;
 mod finalizers;
 mod host_imports;
 mod key_state;

@@ -4,6 +4,7 @@
 
 use super::attachment::Attachment;
 use super::decide::Decision;
+use super::failure_text::FailureText;
 use super::finalizers;
 use super::pending::Pending;
 use super::reactor::Action;
@@ -190,38 +191,45 @@ pub async fn commit_writes(
     }
 }
 
-/// The callback failed and may succeed later: back off, and say so in the status.
+/// The callback failed and may succeed later: back off, and say so in the status (its
+/// message's first line), the event (the whole message) and the component's log (what
+/// followed the first line: a guest's traceback).
 pub async fn retry(run: &Attachment, key: &ObjectKey, message: &str) {
+    let text = FailureText::new(message);
     let delay = run.queue.add_rate_limited(key.clone());
     let attempts = run.queue.failures(key);
     let next = std::time::SystemTime::now() + delay;
     let entry = ReconcileStatus {
         observed_generation: run.keys.handled_generation(key),
         attempts,
-        last_error: Some(message.to_owned()),
+        last_error: Some(text.line.clone()),
         permanent: false,
         next_retry: Some(humantime::format_rfc3339_millis(next).to_string()),
         version: run.version(),
     };
-    tracing::debug!(reactor = %run.info.name, object = %key, attempts, ?delay, error = message, "retrying");
+    tracing::debug!(reactor = %run.info.name, object = %key, attempts, ?delay, error = %text.line, "retrying");
     // The status first: whoever sees the event then finds the error in the status too.
     write_status(run, key, &entry).await;
-    super::event_hooks::retrying(&run.context, &run.info.name, key, message);
+    text.log(&run.info.name, key);
+    super::event_hooks::retrying(&run.context, &run.info.name, key, &text.whole());
 }
 
-/// The callback failed for good: no retry until the object changes.
+/// The callback failed for good: no retry until the object changes. The message is shown
+/// as [`retry`] shows it.
 pub async fn permanent(run: &Attachment, key: &ObjectKey, handled: Option<u64>, message: String) {
+    let text = FailureText::new(&message);
     run.queue.forget(key);
     let entry = ReconcileStatus {
         observed_generation: handled,
         attempts: 1,
-        last_error: Some(message.clone()),
+        last_error: Some(text.line.clone()),
         permanent: true,
         next_retry: None,
         version: run.version(),
     };
     write_status(run, key, &entry).await;
-    super::event_hooks::permanent(&run.context, &run.info.name, key, &message);
+    text.log(&run.info.name, key);
+    super::event_hooks::permanent(&run.context, &run.info.name, key, &text.whole());
 }
 
 async fn write_status(run: &Attachment, key: &ObjectKey, entry: &ReconcileStatus) {

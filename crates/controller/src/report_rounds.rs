@@ -3,6 +3,7 @@
 //! again at once, the same metrics and the reactor's status entry), whose one commit also
 //! carries the owner's propagation roll-up.
 
+use super::failure_text::FailureText;
 use super::attachment::Attachment;
 use super::reactor::Failure;
 use super::runner::{self, Callback, NotCommitted};
@@ -62,20 +63,22 @@ async fn deliver(run: &Attachment, owner: &ObjectKey) {
             Round::Delivered => {}
             Round::Gone => break,
             Round::Retry(message) => {
+                let text = FailureText::new(&message);
+                text.log(&run.info.name, owner);
                 let rest = std::iter::once(report).chain(reports);
                 let (delay, attempts) = run.relay.retry_later(owner, rest);
-                tracing::debug!(reactor = %run.info.name, object = %owner, attempts, ?delay, error = message, "on-agent-status will retry");
+                tracing::debug!(reactor = %run.info.name, object = %owner, attempts, ?delay, error = text.line, "on-agent-status will retry");
                 let next = std::time::SystemTime::now() + delay;
                 let failure = CallbackFailure {
                     attempts,
-                    message: message.clone(),
+                    message: text.line.clone(),
                     permanent: false,
                     next_retry: Some(humantime::format_rfc3339_millis(next).to_string()),
                 };
                 if let Some(object) = cached_owner(run, owner).await {
                     host_write(run, owner, &object, Some(&failure), &mut roll_up).await;
                 }
-                let message = format!("{}: {message}", Callback::AgentStatus.name());
+                let message = format!("{}: {}", Callback::AgentStatus.name(), text.whole());
                 super::event_hooks::retrying(&run.context, &run.info.name, owner, &message);
                 return;
             }
@@ -196,15 +199,17 @@ async fn permanent(
     message: String,
     roll_up: &mut Option<RollUp>,
 ) {
-    tracing::warn!(reactor = %run.info.name, object = %owner, agent = %report.agent, error = %message, "on-agent-status failed for good");
+    let text = FailureText::new(&message);
+    text.log(&run.info.name, owner);
+    tracing::warn!(reactor = %run.info.name, object = %owner, agent = %report.agent, error = %text.line, "on-agent-status failed for good");
     let failure = CallbackFailure {
         attempts: 1,
-        message: message.clone(),
+        message: text.line.clone(),
         permanent: true,
         next_retry: None,
     };
     host_write(run, owner, object, Some(&failure), roll_up).await;
-    let message = format!("{}: {message}", Callback::AgentStatus.name());
+    let message = format!("{}: {}", Callback::AgentStatus.name(), text.whole());
     super::event_hooks::permanent(&run.context, &run.info.name, owner, &message);
 }
 

@@ -43,7 +43,11 @@ pub struct Run<'a> {
 pub fn compare(serving: Run<'_>, shadow: Run<'_>) -> ShadowOutcome {
     let mut lines = Vec::new();
     match (serving.reaction, shadow.reaction) {
-        (_, Err(failure)) => return ShadowOutcome::Failed(failure.to_string()),
+        (_, Err(failure)) => {
+            // One line, as `lastError` shows a failure (a traceback is the guest's detail).
+            let text = super::failure_text::FailureText::new(&failure.to_string());
+            return ShadowOutcome::Failed(text.line);
+        }
         (Ok(a), Ok(b)) if a != b => lines.push(format!("result: {} → {}", action(a), action(b))),
         _ => {}
     }

@@ -121,6 +121,7 @@ pub mod watch;
 mod world;
 
 pub use admission::Admission;
+pub use bindings::reactor::host::log::Level as LogLevel;
 pub use bindings::{
     Action, ItemState, ItemStatus, Meta, Object, ReactorError, descriptor_api, reactor_api,
 };
@@ -133,6 +134,7 @@ pub use error::{CallError, RuntimeError};
 pub use files::MAX_COMPONENT_BYTES;
 pub use handle::{ControllerHandle, DescriptorHandle, Reaction};
 pub use host::{Caller, ControllerHost, Detached, InCallback, ObjectRef};
+pub use log::log_for_component;
 pub use registry::{ComponentInfo, ComponentState};
 pub use rollout_info::{Rejection, RolloutInfo, RolloutPhase, version_of};
 pub use runtime_config::RuntimeConfig;

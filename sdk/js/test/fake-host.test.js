@@ -2,6 +2,7 @@
 
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { FakeHost, object } from '../testing.js';
 
 const sdk = await import('../reactor-sdk.js');
@@ -25,6 +26,58 @@ const counter = sdk.defineReactor({
   onAgentStatus(owner, report) {
     sdk.setStatus({ ...sdk.status(owner), [report.agent]: report.state });
   },
+});
+
+// Reads a spec field that may be missing (a TypeError), or recurses until told to fail.
+const careless = sdk.defineReactor({
+  describe: () => ({ name: 'careless', kinds: ['Parent'] }),
+  onCreate(obj) {
+    const spec = sdk.spec(obj);
+    if ('depth' in spec) return deeper(spec.depth);
+    return spec.plan.name; // the line the stack names
+  },
+});
+
+function deeper(depth) {
+  if (depth === 0) throw new RangeError('too deep\nsecond line');
+  return deeper(depth - 1);
+}
+
+test('an unexpected exception keeps its stack in the log', () => {
+  const host = new FakeHost('careless');
+  const result = host.onCreate(careless, object('Parent', 'p'));
+  assert.equal(result.tag, 'retry');
+  assert.match(result.val, /^TypeError: Cannot read properties of undefined \(reading 'name'\)$/);
+  assert.equal(host.logs.length, 1, JSON.stringify(host.logs));
+  const { level, message } = host.logs[0];
+  assert.equal(level, 'error');
+  const lines = message.split('\n');
+  assert.equal(lines[0], `[host] Parent/p failed: ${result.val}`);
+  assert.equal(lines[1], result.val);
+  const source = readFileSync(new URL(import.meta.url), 'utf8').split('\n');
+  const line = source.findIndex((text) => text.includes('the line the stack names')) + 1;
+  assert.match(lines[2], new RegExp(`at (Object\\.)?onCreate \\(${import.meta.url}:${line}:\\d+\\)$`));
+});
+
+test('a long stack is cut at its end and says so', () => {
+  const host = new FakeHost('careless');
+  const limit = Error.stackTraceLimit; // V8 keeps 10 frames unless told otherwise
+  Error.stackTraceLimit = Infinity;
+  const result = host.onCreate(careless, object('Parent', 'p', { depth: 100 }));
+  Error.stackTraceLimit = limit;
+  assert.deepEqual(result, { tag: 'retry', val: 'RangeError: too deep second line' });
+  const stack = host.logs[0].message.split('\n').slice(1);
+  assert.ok(stack.length <= sdk.TRACEBACK_LINES, stack.length);
+  assert.ok(Buffer.byteLength(stack.join('\n')) <= sdk.TRACEBACK_BYTES);
+  assert.deepEqual(stack.slice(0, 2), ['RangeError: too deep', 'second line']);
+  assert.match(stack[2], /at deeper /);
+  assert.match(stack.at(-1), /^ {4}\.\.\. \d+ more lines cut by the SDK$/);
+});
+
+test('retry and permanent carry their message alone', () => {
+  const host = new FakeHost('parent');
+  assert.deepEqual(host.onCreate(parent, object('Parent', 'p', { fail: true })), { tag: 'retry', val: 'asked to fail' });
+  assert.deepEqual(host.logs, []);
 });
 
 test('reports take one of the four states and refuse anything else', () => {

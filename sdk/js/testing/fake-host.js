@@ -210,11 +210,25 @@ export class FakeHost {
       return this.run(fn);
     } catch (e) {
       this.world = before;
-      if (e && typeof e === 'object' && 'payload' in e) return e.payload;
+      if (e && typeof e === 'object' && 'payload' in e) return this.shown(primary, e.payload);
       throw e;
     } finally {
       this.primary = undefined;
     }
+  }
+
+  /** `error` as the host shows it: the first line returned, the rest logged. */
+  shown(primary, error) {
+    if (error?.tag !== 'retry' && error?.tag !== 'permanent') return error;
+    const text = String(error.val).replace(/^\s+/, '');
+    const at = text.indexOf('\n');
+    if (at < 0) return error;
+    const line = text.slice(0, at).trimEnd();
+    const detail = text.slice(at + 1).trimEnd();
+    if (detail.trim() !== '') {
+      this.logs.push({ level: 'error', message: `[host] ${id(primary.kind, primary.name)} failed: ${line}\n${detail}` });
+    }
+    return { tag: error.tag, val: line };
   }
 
   // ---------------------------------------------------------------- the world

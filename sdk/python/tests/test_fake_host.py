@@ -1,6 +1,7 @@
 """The fake host applies the host's rules to what a callback does (run from the repository
 root: `PYTHONPATH=sdk/python python3 -m unittest discover -s sdk/python/tests`)."""
 
+import inspect
 import unittest
 
 import reactor_sdk as sdk
@@ -45,7 +46,65 @@ class Counter(sdk.Reactor):
         sdk.set_status({**sdk.status(owner), report.agent: sdk.state(report)})
 
 
+class Careless(sdk.Reactor):
+    """Reads a spec field that may be missing (a KeyError), or recurses until told to fail."""
+
+    def describe(self):
+        return sdk.describe("careless", ["Parent"])
+
+    def on_create(self, obj):
+        spec = sdk.spec(obj)
+        if "depth" in spec:
+            return self.deeper(spec["depth"])
+        return spec["plan"]  # the line the traceback names
+
+    def deeper(self, depth):  # with `back`: frames Python does not fold as repeats
+        if depth == 0:
+            raise ValueError("too deep\nsecond line")
+        return self.back(depth - 1)
+
+    def back(self, depth):
+        return self.deeper(depth)
+
+
 class FakeHostTest(unittest.TestCase):
+    def test_an_unexpected_exception_keeps_its_traceback_in_the_log(self):
+        host = FakeHost("careless")
+        result = host.on_create(Careless(), object_("Parent", "p"))
+        self.assertEqual(result, Error_Retry("KeyError: 'plan'"))
+        self.assertEqual(len(host.logs), 1, host.logs)
+        level, message = host.logs[0]
+        self.assertEqual(level, "ERROR")
+        lines = message.split("\n")
+        self.assertEqual(lines[0], "[host] Parent/p failed: KeyError: 'plan'")
+        self.assertEqual(lines[1], "Traceback (most recent call last):")
+        source = inspect.getsource(inspect.getmodule(Careless)).split("\n")
+        line = next(n for n, text in enumerate(source, 1) if "the line the traceback names" in text)
+        self.assertIn(f'File "{__file__}", line {line}, in on_create', message)
+        self.assertEqual(lines[-1], "KeyError: 'plan'")
+        self.assertNotIn("reactor_sdk.py", message, "the SDK's own frame is left out")
+
+    def test_a_long_traceback_is_cut_from_the_middle_and_says_so(self):
+        host = FakeHost("careless")
+        result = host.on_create(Careless(), object_("Parent", "p", {"depth": 100}))
+        self.assertEqual(result, Error_Retry("ValueError: too deep second line"))
+        traceback = host.logs[0][1].split("\n", 1)[1]
+        lines = traceback.split("\n")
+        self.assertLessEqual(len(lines), sdk.TRACEBACK_LINES)
+        self.assertLessEqual(len(traceback.encode()), sdk.TRACEBACK_BYTES)
+        self.assertEqual(lines[0], "Traceback (most recent call last):")
+        self.assertRegex(lines[1], r'^  File ".*test_fake_host.py", line \d+, in on_create$')
+        self.assertRegex(lines[3], r"^  \.\.\. \d+ lines cut by the SDK \.\.\.$")
+        self.assertEqual(lines[-2:], ["ValueError: too deep", "second line"])
+        self.assertIn("in deeper", lines[-4])
+
+    def test_retry_and_permanent_carry_their_message_alone(self):
+        host = FakeHost("parent")
+        self.assertEqual(host.on_create(Parent(), object_("Parent", "p", {"fail": True})),
+                         Error_Retry("asked to fail"))
+        self.assertEqual(host.logs, [])
+
+
     def test_a_callback_owns_what_it_applies_and_publishes(self):
         host = FakeHost("parent")
         host.set_config("hello")
