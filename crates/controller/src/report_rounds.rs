@@ -3,8 +3,8 @@
 //! again at once, the same metrics and the reactor's status entry), whose one commit also
 //! carries the owner's propagation roll-up.
 
-use super::failure_text::FailureText;
 use super::attachment::Attachment;
+use super::failure_text::FailureText;
 use super::reactor::Failure;
 use super::runner::{self, Callback, NotCommitted};
 use super::status::{self, CallbackFailure};
