@@ -15,7 +15,7 @@ impl Host for HostState {
 }
 
 /// Writes `message` at `level` to `component`'s log — the server's log and the lines
-/// `reactor-host logs` shows — within the component's rate, cut at [`MAX_MESSAGE`]: a
+/// `reactor-host logs` shows — within the component's rate, cut at `MAX_MESSAGE` bytes: a
 /// guest's `log` call, or what the host says of the component (a failed callback's
 /// traceback).
 pub fn log_for_component(component: &str, level: Level, message: String) {
