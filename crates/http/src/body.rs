@@ -55,7 +55,8 @@ fn describe(value: &serde_json::Value) -> &'static str {
     }
 }
 
-fn refused(rejection: BytesRejection) -> ApiError {
+/// A body that could not be read, as the one-line refusal every route answers.
+pub(crate) fn refused(rejection: BytesRejection) -> ApiError {
     let mut error = ApiError::invalid(format!("invalid request body: {}", rejection.body_text()));
     if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
         error.status = StatusCode::PAYLOAD_TOO_LARGE;

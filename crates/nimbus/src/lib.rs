@@ -34,5 +34,5 @@ pub use removal::{
     unseen_check_interval,
 };
 pub use report_book::{ReportBook, ReportSink};
-pub use reporter::Reporter;
+pub use reporter::{DEFAULT_BYTES_IN_FLIGHT, Reporter, Reservation};
 pub use reports::{AgentReport, ReportState, Sheet, SheetEntry, forget_reports, sheets_of};

@@ -10,6 +10,7 @@ use reactor_core::object::{ApplyRequest, Object, Revision, Selector};
 pub use reactor_core::report::{AgentReport, ReportState};
 use reactor_store::{Store, StoreError, retry_on_conflict};
 use serde::{Deserialize, Serialize};
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 
 const AGENT_LABEL: &str = "nimbus.agent";
@@ -105,32 +106,31 @@ fn by_agent(objects: &[Object]) -> BTreeMap<String, Sheet> {
 /// Reports on items that are gone are dropped (the item was withdrawn meanwhile); `removed`
 /// drops the entry. Each sheet that changed goes to `written` (its store name, the revision
 /// written, the sheet) as soon as its transaction is durable; answers the keys of the reports
-/// recorded.
-pub async fn record(
+/// recorded. The reports may be borrowed (`&AgentReport`): a round copies none of them.
+pub async fn record<R: Borrow<AgentReport> + Clone + Send + Sync>(
     store: &dyn Store,
-    reports: Vec<AgentReport>,
+    reports: Vec<R>,
     written: &(dyn Fn(String, Revision, Sheet) + Sync),
 ) -> Result<BTreeSet<String>, NimbusError> {
-    let keys: BTreeSet<String> = reports.iter().map(|r| r.key.clone()).collect();
+    let keys: BTreeSet<String> = reports.iter().map(|r| r.borrow().key.clone()).collect();
     let owners = owners_of(store, keys).await?;
-    let mut sheets: BTreeMap<(String, String, String), (String, Vec<AgentReport>)> =
-        BTreeMap::new();
+    let mut sheets: BTreeMap<(String, String, String), (String, Vec<R>)> = BTreeMap::new();
     for report in reports {
-        let Some(owner) = owners.get(&report.key) else {
+        let Some(owner) = owners.get(&report.borrow().key) else {
             continue;
         };
         sheets
             .entry((
                 owner.owner.kind.clone(),
                 owner.owner.name.clone(),
-                report.agent.clone(),
+                report.borrow().agent.clone(),
             ))
             .or_insert_with(|| (owner.owner.component.clone(), Vec::new()))
             .1
             .push(report);
     }
     let recorded: BTreeSet<String> = (sheets.values())
-        .flat_map(|(_, reports)| reports.iter().map(|r| r.key.clone()))
+        .flat_map(|(_, reports)| reports.iter().map(|r| r.borrow().key.clone()))
         .collect();
     let plans = sheets
         .into_iter()
@@ -163,15 +163,15 @@ pub async fn record(
 /// One sheet with an agent's new reports merged in, to be written over the revision it was
 /// read at (`None`: a new sheet).
 #[derive(Debug)]
-struct PlannedSheet {
+struct PlannedSheet<R = AgentReport> {
     name: String,
     expected: Option<Revision>,
     sheet: Sheet,
     /// The reports merged, to merge again if the sheet changed meanwhile.
-    reports: Vec<AgentReport>,
+    reports: Vec<R>,
 }
 
-impl PlannedSheet {
+impl<R> PlannedSheet<R> {
     /// About the bytes of its JSON.
     fn size(&self) -> usize {
         let entry = |(key, e): (&String, &SheetEntry)| {
@@ -213,16 +213,16 @@ impl PlannedSheet {
 /// The sheets of `planned` (`None`: a sheet that did not change) gathered into transactions
 /// of at most [`SHEETS_PER_WRITE`] sheets and about [`BYTES_PER_WRITE`] bytes (a sheet larger
 /// than that goes alone), each as soon as it is full. An error ends the stream.
-fn in_transactions(
-    planned: impl Stream<Item = Result<Option<PlannedSheet>, StoreError>> + Unpin,
-) -> impl Stream<Item = Result<Vec<PlannedSheet>, StoreError>> {
-    let start = (planned, None::<PlannedSheet>, false);
+fn in_transactions<R>(
+    planned: impl Stream<Item = Result<Option<PlannedSheet<R>>, StoreError>> + Unpin,
+) -> impl Stream<Item = Result<Vec<PlannedSheet<R>>, StoreError>> {
+    let start = (planned, None::<PlannedSheet<R>>, false);
     futures::stream::unfold(start, |(mut planned, carried, ended)| async move {
         if ended {
             return None;
         }
         let mut bytes = carried.as_ref().map_or(0, PlannedSheet::size);
-        let mut transaction: Vec<PlannedSheet> = carried.into_iter().collect();
+        let mut transaction: Vec<PlannedSheet<R>> = carried.into_iter().collect();
         loop {
             let sheet = match planned.next().await {
                 None if transaction.is_empty() => return None,
@@ -245,9 +245,9 @@ fn in_transactions(
 /// Writes `sheets` in one transaction, each over the revision it was read at; if one of
 /// them changed meanwhile (another replica wrote it), or the store refuses the transaction
 /// as too large, each is written on its own instead.
-async fn write_sheets(
+async fn write_sheets<R: Borrow<AgentReport> + Clone + Send + Sync>(
     store: &dyn Store,
-    sheets: Vec<PlannedSheet>,
+    sheets: Vec<PlannedSheet<R>>,
 ) -> Result<Vec<(String, Revision, Sheet)>, NimbusError> {
     let requests = sheets
         .iter()
@@ -392,10 +392,10 @@ async fn owners_of(
 
 /// Read-modify-write of one sheet with compare-and-swap; answers the sheet as written
 /// (`None` when nothing changed).
-async fn write_sheet(
+async fn write_sheet<R: Borrow<AgentReport> + Clone + Send + Sync>(
     store: &dyn Store,
     fresh: Sheet,
-    reports: &[AgentReport],
+    reports: &[R],
 ) -> Result<Option<(String, Revision, Sheet)>, NimbusError> {
     let what = || {
         format!(
@@ -418,11 +418,11 @@ async fn write_sheet(
 
 /// `reports` merged into the stored sheet of their owner and agent (`fresh` if there is
 /// none); `None` when that changes nothing.
-async fn plan_sheet(
+async fn plan_sheet<R: Borrow<AgentReport>>(
     store: &dyn Store,
     fresh: Sheet,
-    reports: Vec<AgentReport>,
-) -> Result<Option<PlannedSheet>, StoreError> {
+    reports: Vec<R>,
+) -> Result<Option<PlannedSheet<R>>, StoreError> {
     let name = sheet_name(&fresh.owner_kind, &fresh.owner_name, &fresh.agent);
     let current = store.get(REPORT_KIND, &name).await?;
     let expected = current.as_ref().map(|c| c.meta.revision);
@@ -430,7 +430,7 @@ async fn plan_sheet(
         .and_then(|object| Sheet::from_value(object.spec))
         .unwrap_or(fresh);
     let mut changed = expected.is_none();
-    for report in &reports {
+    for report in reports.iter().map(Borrow::borrow) {
         if report.state == ReportState::Removed {
             changed |= sheet.items.remove(&report.key).is_some();
             continue;

@@ -5,8 +5,9 @@ use super::auth::Caller;
 use super::auth::policy::act_for_agent;
 use super::openapi::{Compacted, Refused};
 use super::{ApiError, AppState};
+use axum::body::{Bytes, HttpBody};
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::{FromRequest, Query, Request, State};
 use axum::response::Response;
 use axum::{Extension, Json};
 use futures::StreamExt;
@@ -213,7 +214,10 @@ pub async fn feed(
     ))
 }
 
-/// An agent's reports on its items.
+/// An agent's reports on its items. The request takes its share of the reporter's budget
+/// (`serve --reports-in-flight-bytes`), its body's declared length, before its body is read:
+/// while the reports in flight fill the budget, agents wait with their bodies unread (the
+/// connection holds them back) and the server's memory does not grow.
 #[utoipa::path(
     operation_id = "agentReports",
     post,
@@ -225,8 +229,19 @@ pub async fn feed(
 pub async fn report(
     State(state): State<AppState>,
     Extension(Caller(caller)): Extension<Caller>,
-    JsonBody(body): JsonBody<ReportBody>,
+    request: Request,
 ) -> Result<Json<RecordedBody>, ApiError> {
+    // A body of unknown length (chunked) takes what the largest may be, until it is read.
+    let limit = state.max_request_bytes;
+    let declared = request.body().size_hint().exact();
+    let declared = declared.map_or(limit, |n| usize::try_from(n).unwrap_or(limit));
+    let mut held = state.reporter.reserve(declared.min(limit)).await?;
+    let bytes = Bytes::from_request(request, &state)
+        .await
+        .map_err(super::body::refused)?;
+    held.shrink_to(bytes.len());
+    let body: ReportBody = super::body::parse(&bytes)?;
+    drop(bytes);
     act_for_agent(&caller, &body.agent)?;
     reactor_core::object::validate_name(&body.agent)
         .map_err(|e| ApiError::invalid(format!("agent id {:?}: {e}", body.agent)))?;
@@ -236,10 +251,9 @@ pub async fn report(
             body.agent, other.agent
         )));
     }
-    let recorded = if body.complete {
-        state.reporter.record_all(&body.agent, body.reports).await?
-    } else {
-        state.reporter.record(body.reports).await?
-    };
+    let complete = body.complete.then_some(body.agent);
+    let recorded = (state.reporter)
+        .record_reserved(body.reports, complete, held)
+        .await?;
     Ok(Json(RecordedBody { recorded }))
 }

@@ -83,6 +83,9 @@ pub struct ServerConfig {
     pub reports: Option<reactor_nimbus::ReportBook>,
     /// The largest request body any route reads (component uploads excepted).
     pub max_request_bytes: usize,
+    /// The budget of agents' reports in flight, in bytes of their requests' bodies: a
+    /// report request waits, unread, until its share is free.
+    pub reports_in_flight_bytes: usize,
     /// How far back agents' feeds can resume from the fan-out's log of item changes.
     pub fanout: reactor_nimbus::FanoutLimits,
     /// The API group the Kubernetes API serves kinds in when their Kind objects name none.
@@ -112,6 +115,8 @@ pub(crate) struct AppState {
     pub fanout: reactor_nimbus::Fanout,
     /// The Kubernetes API's default group (`serve --api-group`).
     pub api_group: String,
+    /// The largest request body any route reads (component uploads excepted).
+    pub max_request_bytes: usize,
 }
 
 /// A bound, not yet running, server.
@@ -153,10 +158,15 @@ impl Server {
             admission: config.admission,
             components: config.components,
             events: config.events,
-            reporter: reactor_nimbus::Reporter::start(config.store.clone(), reports.clone()),
+            reporter: reactor_nimbus::Reporter::with_budget(
+                config.store.clone(),
+                reports.clone(),
+                config.reports_in_flight_bytes,
+            ),
             reports,
             fanout: reactor_nimbus::Fanout::start(config.store.clone(), config.fanout),
             api_group: config.api_group,
+            max_request_bytes: config.max_request_bytes,
         };
         Ok(Self {
             listener,

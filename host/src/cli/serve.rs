@@ -93,6 +93,12 @@ pub struct ServeArgs {
     /// reactors and agents alike. Request bodies are limited to 4× this (at least 2 MiB).
     #[arg(long, default_value_t = crate::store::DEFAULT_MAX_OBJECT_BYTES)]
     pub max_object_bytes: usize,
+    /// The most bytes of agents' reports in flight: a report request waits, unread, until
+    /// its body's bytes are free in this budget, and frees them once its reports are
+    /// written. A slow store makes agents wait rather than the server grow; a request larger
+    /// than the budget goes alone. At most 4 GiB.
+    #[arg(long, default_value_t = crate::nimbus::DEFAULT_BYTES_IN_FLIGHT, value_parser = parse_budget)]
+    pub reports_in_flight_bytes: usize,
     /// On etcd: the etcd server's `--max-txn-ops`. One apply, or one callback's writes, is one
     /// transaction: one of more objects is refused with an error naming this limit.
     #[arg(long, default_value_t = 128)]
@@ -200,6 +206,15 @@ fn parse_after(text: &str) -> Result<Duration, String> {
         Ok(after) if !after.is_zero() => Ok(after),
         Ok(_) => Err(format!("{text:?} is not a duration above 0")),
         Err(e) => Err(format!("{text:?} is not a duration such as 1h: {e}")),
+    }
+}
+
+fn parse_budget(text: &str) -> Result<usize, String> {
+    match text.parse::<u32>() {
+        Ok(bytes) if bytes > 0 => Ok(bytes as usize),
+        _ => Err(format!(
+            "{text:?} is not a number of bytes above 0 and at most 4294967295"
+        )),
     }
 }
 
@@ -363,6 +378,7 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
             allow_changes: args.allow_component_api,
         }),
         max_request_bytes: crate::api::server::request_limit(args.max_object_bytes),
+        reports_in_flight_bytes: args.reports_in_flight_bytes,
         fanout: FanoutLimits::resuming(args.log_retention),
         api_group: args.api_group.clone(),
     })

@@ -356,6 +356,35 @@ fn a_policy_of_many_rules_reaches_an_agent_whole() {
     converges(&edge, &want);
 }
 
+#[test]
+fn reports_all_land_through_an_in_flight_budget_smaller_than_one_request() {
+    // 256 bytes: each report request is larger, so each waits for the others and goes alone.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = policy_host(tmp.path(), &["--reports-in-flight-bytes", "256"]);
+    let fleet: Vec<Agent> = (0..3)
+        .map(|i| Agent::start(&host, tmp.path(), &format!("edge-{i}"), &["role=edge"]))
+        .collect();
+    let rules: Vec<String> = (0..40).map(|i| format!("r{i}")).collect();
+    let rules: Vec<&str> = rules.iter().map(String::as_str).collect();
+    for name in ["p", "q"] {
+        apply(&host, &policy(name, "edge", &rules));
+    }
+    let mut want = keys("p", &rules);
+    want.extend(keys("q", &rules));
+    for agent in &fleet {
+        converges(agent, &want);
+    }
+    eventually("every agent's report on every item is back", 60, || {
+        let views = agents_json(&host);
+        (views.len() == fleet.len() && views.iter().all(|v| v["applied"] == want.len()))
+            .then_some(())
+    });
+    eventually("the roll-up counts every agent", 30, || {
+        let p = host.object("Policy", "q")?["status"]["propagation"].clone();
+        (p["updated"] == fleet.len() && p["pending"] == 0).then_some(())
+    });
+}
+
 /// Deletes Policy `name` while its reactor is absent and removes its finalizer by hand, as
 /// an operator would: nobody runs `on-delete`.
 fn delete_without_its_reactor(host: &Host, name: &str) {
