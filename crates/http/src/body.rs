@@ -56,7 +56,7 @@ fn describe(value: &serde_json::Value) -> &'static str {
 }
 
 /// A body that could not be read, as the one-line refusal every route answers.
-pub(crate) fn refused(rejection: BytesRejection) -> ApiError {
+pub fn refused(rejection: BytesRejection) -> ApiError {
     let mut error = ApiError::invalid(format!("invalid request body: {}", rejection.body_text()));
     if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
         error.status = StatusCode::PAYLOAD_TOO_LARGE;

@@ -6,7 +6,7 @@ mod error;
 mod listen;
 mod path;
 
-pub use body::JsonBody;
+pub use body::{JsonBody, parse, refused};
 pub use error::{ApiError, code_of};
 pub use listen::TlsListener;
 pub use path::Path;

@@ -238,9 +238,9 @@ pub async fn report(
     let mut held = state.reporter.reserve(declared.min(limit)).await?;
     let bytes = Bytes::from_request(request, &state)
         .await
-        .map_err(super::body::refused)?;
+        .map_err(reactor_http::refused)?;
     held.shrink_to(bytes.len());
-    let body: ReportBody = super::body::parse(&bytes)?;
+    let body: ReportBody = reactor_http::parse(&bytes)?;
     drop(bytes);
     act_for_agent(&caller, &body.agent)?;
     reactor_core::object::validate_name(&body.agent)
