@@ -3,6 +3,7 @@
 //! written as text, never kept by the recorder, so what is gone leaves no series.
 
 use super::AppState;
+use reactor_core::component::ComponentInfo;
 use reactor_core::metrics::{self, Family};
 use std::fmt::Write;
 
@@ -36,35 +37,23 @@ pub async fn render(state: &AppState) -> String {
             })
             .collect();
         family(&mut page, metrics::COMPONENT_STATE, &rows);
-        let rows: Vec<_> = components
-            .iter()
-            .map(|c| {
-                let rolled_back = if c.rolled_back.is_some() { 1.0 } else { 0.0 };
-                (vec![("component", c.name.as_str())], rolled_back)
-            })
-            .collect();
-        family(&mut page, metrics::COMPONENT_ROLLED_BACK, &rows);
-        let flag = |on: bool| if on { 1.0 } else { 0.0 };
-        let rows: Vec<_> = components
-            .iter()
-            .map(|c| {
-                (
-                    vec![("component", c.name.as_str())],
-                    flag(c.compiling.is_some()),
-                )
-            })
-            .collect();
-        family(&mut page, metrics::COMPONENT_COMPILING, &rows);
-        let rows: Vec<_> = components
-            .iter()
-            .map(|c| {
-                (
-                    vec![("component", c.name.as_str())],
-                    flag(c.waiting.is_some()),
-                )
-            })
-            .collect();
-        family(&mut page, metrics::COMPONENT_WAITING_APPROVAL, &rows);
+        let flags: [(&str, Flag); 3] = [
+            (metrics::COMPONENT_ROLLED_BACK, |c| c.rolled_back.is_some()),
+            (metrics::COMPONENT_COMPILING, |c| c.compiling.is_some()),
+            (metrics::COMPONENT_WAITING_APPROVAL, |c| c.waiting.is_some()),
+        ];
+        for (name, on) in flags {
+            let rows: Vec<_> = components
+                .iter()
+                .map(|c| {
+                    (
+                        vec![("component", c.name.as_str())],
+                        f64::from(u8::from(on(c))),
+                    )
+                })
+                .collect();
+            family(&mut page, name, &rows);
+        }
         rollouts(&mut page, &components);
     }
     // An unreachable store leaves the agents' families out of this scrape.
@@ -99,9 +88,12 @@ pub async fn render(state: &AppState) -> String {
     page
 }
 
+/// Whether a component has a state a 0/1 family shows.
+type Flag = fn(&ComponentInfo) -> bool;
+
 /// The rollout and shadow families: one row set per component that has had a rollout or
 /// runs a shadow.
-fn rollouts(page: &mut String, components: &[reactor_core::component::ComponentInfo]) {
+fn rollouts(page: &mut String, components: &[ComponentInfo]) {
     let phases: Vec<(&str, &str, String)> = components
         .iter()
         .filter_map(|c| {
