@@ -9,6 +9,7 @@ use super::own_writes::OwnWrites;
 use super::reactor::{Reactor, ReactorInfo};
 use super::rollout::Rollout;
 use super::secondary::Secondaries;
+use super::shadow_runs::ShadowRuns;
 use super::{Reflector, WorkQueue};
 use parking_lot::RwLock;
 use reactor_core::object::ObjectKey;
@@ -34,6 +35,8 @@ pub struct Attachment {
     pub options: ControllerOptions,
     /// The rollout of the reactor's last new version.
     pub rollout: Rollout,
+    /// The calls of a shadow version running beside this reactor's.
+    pub shadows: ShadowRuns,
 }
 
 impl Attachment {
@@ -65,6 +68,7 @@ impl Attachment {
             relay,
             options,
             rollout: Rollout::default(),
+            shadows: ShadowRuns::default(),
         }
     }
 

@@ -37,6 +37,7 @@ mod runtime_sink;
 mod secondary;
 mod settle;
 mod shadow;
+mod shadow_runs;
 pub mod status;
 mod trigger;
 mod wasm;
@@ -49,12 +50,14 @@ pub use context::EngineContext;
 pub use engine::Engine;
 pub use events::{Event, EventType, Events};
 pub use finalizers::finalizer_of;
-pub use host_imports::EngineHost;
+pub use host_imports::{EngineHost, shadow_callback_name};
 pub use locks::ObjectLocks;
 pub use options::ControllerOptions;
 pub use pending::{Callbacks, Pending};
 pub use queue::{DEFAULT_SLOW_RATE, QueueOptions, WorkQueue};
-pub use reactor::{Action, Failure, Reaction, Reactor, ReactorInfo, Watch};
+pub use reactor::{
+    Action, Failure, Reaction, Reactor, ReactorInfo, ShadowOutcome, ShadowStep, Watch,
+};
 pub use reactor_core::backoff::Backoff;
 pub use reconciler::Reconciler;
 pub use reflector::{Reflector, ReflectorEvent, Reflectors};

@@ -24,6 +24,8 @@ pub struct Pending {
     base: Arc<dyn Store>,
     /// Caches to read from instead of `base`, where one runs.
     cache: Option<CachedReads>,
+    /// A shadow's: the serving run beside it, whose reads it shares (see [`Pending::beside`]).
+    serving: std::sync::OnceLock<Arc<Pending>>,
     state: Mutex<Staged>,
     /// The most writes the callback may make while it runs (`serve --max-callback-writes`):
     /// each write that changes an object counts, the host's own before and after it do not.
@@ -76,6 +78,7 @@ impl Pending {
         Self {
             base,
             cache: None,
+            serving: std::sync::OnceLock::new(),
             state: Mutex::default(),
             limit,
         }
@@ -85,6 +88,15 @@ impl Pending {
     pub fn reading_from(mut self, cache: CachedReads) -> Self {
         self.cache = Some(cache);
         self
+    }
+
+    /// A shadow's writes beside `serving`'s run on the same object: an object the serving
+    /// run read or wrote reads as the serving run first read it, and a listing shows those
+    /// objects so, so the serving run's commit (which does not wait for the shadow) never
+    /// shows to the shadow and a difference is the code's, not the order's.
+    /// Set before the shadow's callback runs, once.
+    pub fn beside(&self, serving: Arc<Pending>) {
+        let _ = self.serving.set(serving);
     }
 
     async fn cached(&self, kind: &str) -> Option<Arc<Reflector>> {
@@ -181,12 +193,50 @@ impl Pending {
                 return Ok(object.clone());
             }
         }
-        let read = match self.cached(key.kind()).await {
-            Some(cache) => cache.get(key.name()),
-            None => self.base.get(key.kind(), key.name()).await?.map(Arc::new),
+        let read = match self.serving.get().and_then(|s| s.as_read(key)) {
+            Some(read) => read,
+            None => self.read(key).await?,
         };
         (self.state.lock().known).insert(key.clone(), read.clone());
         Ok(read)
+    }
+
+    /// `key`'s object from the cache, or the store.
+    async fn read(&self, key: &ObjectKey) -> Result<Option<Arc<Object>>, StoreError> {
+        Ok(match self.cached(key.kind()).await {
+            Some(cache) => cache.get(key.name()),
+            None => self.base.get(key.kind(), key.name()).await?.map(Arc::new),
+        })
+    }
+
+    /// `items` of `kind` with each object the serving run beside touched as that run read
+    /// it (see [`Pending::beside`]).
+    fn as_serving_read(
+        &self,
+        kind: &str,
+        selector: &Selector,
+        mut items: Vec<Object>,
+    ) -> Vec<Object> {
+        let Some(serving) = self.serving.get() else {
+            return items;
+        };
+        let touched: HashSet<ObjectKey> = (serving.touched().into_iter())
+            .map(|(key, _)| key)
+            .filter(|key| key.kind() == kind)
+            .collect();
+        if touched.is_empty() {
+            return items;
+        }
+        items.retain(|o| !touched.contains(&o.key()));
+        for key in &touched {
+            if let Some(Some(object)) = serving.as_read(key)
+                && selector.matches(&object.labels)
+            {
+                items.push(Arc::unwrap_or_clone(object));
+            }
+        }
+        items.sort_by(|a, b| a.name.cmp(&b.name));
+        items
     }
 
     /// Refuses `more` writes of the callback over its limit, and remembers the refusal.
@@ -273,8 +323,9 @@ impl Store for Pending {
             },
             None => self.base.list(kind, selector).await?,
         };
+        let items = self.as_serving_read(kind, selector, listing.items);
         Ok(Listing {
-            items: self.overlay(kind, selector, listing.items),
+            items: self.overlay(kind, selector, items),
             revision: listing.revision,
         })
     }

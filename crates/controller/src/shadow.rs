@@ -1,12 +1,17 @@
 //! A shadow version's run beside the serving one: its writes, kept apart and never committed,
 //! compared with the serving version's for the same object and state, and the verdict acted
 //! on (an event; a dropped shadow recorded as a rollback, so no restart serves it).
+//!
+//! The shadow's call runs on a task of its own: the serving version's commit never waits for
+//! it. It reads what the serving run read (see `Pending::beside`), so a commit that landed
+//! meanwhile does not show to it.
 
 use super::events::{EventType, Events};
 use super::pending::Pending;
-use super::reactor::{Action, Reaction, Reactor, ShadowOutcome, ShadowStep};
+use super::reactor::{Action, Failure, Reaction, Reactor, ShadowOutcome, ShadowStep};
 use super::rollbacks::record_rollback;
 use super::rollout_steps::COMPONENT_EVENT_KIND;
+use super::shadow_runs::InFlight;
 use reactor_core::object::ObjectKey;
 use reactor_runtime::version_of;
 use reactor_store::Store;
@@ -32,7 +37,98 @@ const DECIDED_BY_THE_STORE: &[&str] = &[
     "managed_fields",
 ];
 
-/// What one version's callback did: its result and the objects its writes left.
+/// How long a shadow's call may run on once the serving version's call ended: one still
+/// running then (a loop) is abandoned, failed, and so dropped. The serving version does not
+/// wait for it.
+pub const SHADOW_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// What the serving version's callback did, taken as its call ended, before the host adds its
+/// own writes (status, finalizer): what the shadow's run is compared with.
+pub struct Served {
+    reaction: Reaction,
+    written: BTreeMap<ObjectKey, Value>,
+    pending: Arc<Pending>,
+}
+
+impl Served {
+    pub fn of(reaction: &Reaction, pending: &Arc<Pending>) -> Self {
+        Served {
+            reaction: reaction.clone(),
+            written: written(pending),
+            pending: pending.clone(),
+        }
+    }
+}
+
+/// A shadow version's call on one object, started on its own task beside the serving
+/// version's call.
+pub struct Beside {
+    pub sha256: String,
+    pub pending: Arc<Pending>,
+    pub call: tokio::task::JoinHandle<Option<Reaction>>,
+    /// Ends when the comparison is done.
+    pub in_flight: InFlight,
+}
+
+impl Beside {
+    /// Compares the shadow's call, once it ends (at most [`SHADOW_GRACE`] from now), with
+    /// what the serving version did, and acts on the verdict; on a task of its own.
+    pub fn judge(
+        self,
+        served: Served,
+        verdicts: Verdicts,
+        serving: Arc<dyn Reactor>,
+        object: ObjectKey,
+    ) {
+        tokio::spawn(async move {
+            let Some(shadowed) = within(self.call, SHADOW_GRACE).await else {
+                return;
+            };
+            let shadowed = match self.pending.over_limit() {
+                Some(message) => Err(Failure::Permanent(message)),
+                None => shadowed,
+            };
+            let outcome = compare(
+                &served,
+                Run {
+                    reaction: &shadowed,
+                    pending: &self.pending,
+                },
+            );
+            drop(self.in_flight);
+            verdicts
+                .judge(serving.as_ref(), &self.sha256, &object, outcome)
+                .await
+        });
+    }
+
+    /// Stops the shadow's call: the serving run has nothing to compare it with.
+    pub fn abandon(self) {
+        self.call.abort();
+    }
+}
+
+/// The shadow's result, waited for at most `grace`; past it, the call is stopped (its
+/// instance dropped with it, never reused) and answers a failure.
+async fn within(
+    mut call: tokio::task::JoinHandle<Option<Reaction>>,
+    grace: std::time::Duration,
+) -> Option<Reaction> {
+    match tokio::time::timeout(grace, &mut call).await {
+        Ok(Ok(reaction)) => reaction,
+        Ok(Err(e)) => Some(Err(Failure::Crashed(format!(
+            "the shadow's call ended: {e}"
+        )))),
+        Err(_) => {
+            call.abort();
+            Some(Err(Failure::Crashed(format!(
+                "abandoned: still running {grace:?} after the serving version's call ended"
+            ))))
+        }
+    }
+}
+
+/// What the shadow's callback did: its result and the objects its writes left.
 pub struct Run<'a> {
     pub reaction: &'a Reaction,
     pub pending: &'a Pending,
@@ -40,9 +136,9 @@ pub struct Run<'a> {
 
 /// How `shadow` did against `serving`: failed, or each difference between what they would
 /// have committed (results, objects written, deleted, published).
-pub fn compare(serving: Run<'_>, shadow: Run<'_>) -> ShadowOutcome {
+pub fn compare(serving: &Served, shadow: Run<'_>) -> ShadowOutcome {
     let mut lines = Vec::new();
-    match (serving.reaction, shadow.reaction) {
+    match (&serving.reaction, shadow.reaction) {
         (_, Err(failure)) => {
             // One line, as `lastError` shows a failure (a traceback is the guest's detail).
             let text = super::failure_text::FailureText::new(&failure.to_string());
@@ -51,7 +147,7 @@ pub fn compare(serving: Run<'_>, shadow: Run<'_>) -> ShadowOutcome {
         (Ok(a), Ok(b)) if a != b => lines.push(format!("result: {} → {}", action(a), action(b))),
         _ => {}
     }
-    let (a, b) = (written(serving.pending), written(shadow.pending));
+    let (a, b) = (&serving.written, written(shadow.pending));
     let keys: std::collections::BTreeSet<&ObjectKey> = a.keys().chain(b.keys()).collect();
     for key in keys {
         if lines.len() >= LINES_KEPT {
@@ -218,6 +314,34 @@ impl Verdicts {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::time::Duration;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_shadow_is_waited_for_within_the_grace_and_stopped_past_it() {
+        let grace = Duration::from_secs(1);
+        let later = |after: Duration| {
+            tokio::spawn(async move {
+                tokio::time::sleep(after).await;
+                Some(Ok(Action::RequeueAfter(after)))
+            })
+        };
+        let shadowed = within(later(grace / 2), grace).await;
+        assert_eq!(shadowed, Some(Ok(Action::RequeueAfter(grace / 2))));
+
+        // One that runs on is stopped at the grace: its task ends, dropping what it held.
+        let (held, dropped) = tokio::sync::oneshot::channel::<()>();
+        let looping = tokio::spawn(async move {
+            let _held = held;
+            std::future::pending::<Option<Reaction>>().await
+        });
+        let started = tokio::time::Instant::now();
+        let Some(Err(Failure::Crashed(why))) = within(looping, grace).await else {
+            panic!("not abandoned");
+        };
+        assert!(why.starts_with("abandoned: still running 1s"), "{why}");
+        assert_eq!(started.elapsed(), grace, "waited the grace, no more");
+        assert!(dropped.await.is_err(), "the shadow's call was stopped");
+    }
 
     #[test]
     fn differences_name_each_leaf_with_both_values() {

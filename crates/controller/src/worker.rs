@@ -12,7 +12,7 @@ use super::pending::Pending;
 use super::reactor::{Action, Failure, Reaction, Reactor};
 use super::rollout_steps;
 use super::runner::{self, Callback, Ran};
-use super::shadow::{Run as ShadowRun, Verdicts, compare};
+use super::shadow::{Beside, Served, Verdicts};
 use reactor_core::object::{Object, ObjectKey};
 use std::sync::Arc;
 use tracing::Instrument;
@@ -115,32 +115,24 @@ async fn attempt_run(
         return ran;
     }
     // A version running as a shadow runs the same callback on the same state beside it, its
-    // writes kept apart (under another name) and never committed.
-    let shadow_name = shadow_callback_name(name);
+    // writes kept apart (under another name) and never committed, on a task of its own.
     let shadow = match run.reactor().shadow() {
-        Some((reactor, sha256)) if !matches!(decision, Decision::Release) => {
-            match open_pending(run, key, current.as_ref(), cached).await {
-                Ok(pending) => Some((reactor, sha256, pending)),
-                Err(_) => None,
-            }
+        Some((shadow, sha256)) if !matches!(decision, Decision::Release) => {
+            beside(
+                run, key, &pending, &decision, &current, cached, shadow, sha256,
+            )
+            .await
         }
         _ => None,
     };
-    let (reaction, shadowed) = {
+    let reaction = {
         let _open = run.context.callbacks.open(name, key, pending.clone());
-        let serving = call(reactor.as_ref(), &decision, current.as_deref());
-        match &shadow {
-            Some((shadow, _, shadow_pending)) => {
-                let _shadow_open =
-                    (run.context.callbacks).open(&shadow_name, key, shadow_pending.clone());
-                let beside = call(shadow.as_ref(), &decision, current.as_deref());
-                let (reaction, shadowed) = with_shadow(serving, beside, SHADOW_GRACE).await;
-                (reaction, shadowed)
-            }
-            None => (serving.await, None),
-        }
+        call(reactor.as_ref(), &decision, current.as_deref()).await
     };
     let Some(reaction) = reaction else {
+        if let Some(shadow) = shadow {
+            shadow.abandon();
+        }
         return Ran::Done;
     };
     // A callback refused a write for its limit fails for good, whatever it returned.
@@ -149,36 +141,21 @@ async fn attempt_run(
         None => reaction,
     };
     // The shadow's verdict on this object: only against a serving run that succeeded (a
-    // failed one commits nothing to compare with).
-    if let (Some((_, sha256, shadow_pending)), Some(shadowed), Ok(_)) =
-        (shadow, shadowed, &reaction)
-    {
-        let shadowed = match shadow_pending.over_limit() {
-            Some(message) => Err(Failure::Permanent(message)),
-            None => shadowed,
-        };
-        let outcome = compare(
-            ShadowRun {
-                reaction: &reaction,
-                pending: &pending,
-            },
-            ShadowRun {
-                reaction: &shadowed,
-                pending: &shadow_pending,
-            },
-        );
-        let verdicts = Verdicts {
-            component: name.to_owned(),
-            events: run.context.events.clone(),
-            store: run.context.store.clone(),
-        };
-        // Counted off the object's path: a promotion waits for the component's loads.
-        let (serving, object) = (run.reactor(), key.clone());
-        tokio::spawn(async move {
-            verdicts
-                .judge(serving.as_ref(), &sha256, &object, outcome)
-                .await
-        });
+    // failed one commits nothing to compare with). Judged off the object's path: the commit
+    // does not wait for the shadow, and a promotion waits for the component's loads.
+    if let Some(shadow) = shadow {
+        match &reaction {
+            Ok(_) => {
+                let verdicts = Verdicts {
+                    component: name.to_owned(),
+                    events: run.context.events.clone(),
+                    store: run.context.store.clone(),
+                };
+                let served = Served::of(&reaction, &pending);
+                shadow.judge(served, verdicts, run.reactor(), key.clone());
+            }
+            Err(_) => shadow.abandon(),
+        }
     }
     runner::record_time(run, Callback::Reconcile, started.elapsed().as_secs_f64());
     let result = runner::result_of(&reaction);
@@ -200,39 +177,6 @@ async fn attempt_run(
         runner::record_result(run, Callback::Reconcile, result);
     }
     ran
-}
-
-/// How long the serving version's commit waits for its shadow's call once its own ended: a
-/// shadow still running then (a loop) is abandoned, failed, and so dropped.
-pub const SHADOW_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Runs the serving version's call and its shadow's together, and waits for the shadow at
-/// most `grace` after the serving call ended. The shadow abandoned (its instance is dropped
-/// with its call, never reused) answers a failure, so a loop costs the serving version at
-/// most `grace`, once.
-async fn with_shadow(
-    serving: impl Future<Output = Option<Reaction>>,
-    shadow: impl Future<Output = Option<Reaction>>,
-    grace: std::time::Duration,
-) -> (Option<Reaction>, Option<Reaction>) {
-    tokio::pin!(serving, shadow);
-    let mut shadowed = None;
-    let reaction = loop {
-        tokio::select! {
-            reaction = &mut serving => break reaction,
-            done = &mut shadow, if shadowed.is_none() => shadowed = Some(done),
-        }
-    };
-    let shadowed = match shadowed {
-        Some(done) => done,
-        None => match tokio::time::timeout(grace, shadow).await {
-            Ok(done) => done,
-            Err(_) => Some(Err(Failure::Crashed(format!(
-                "abandoned: still running {grace:?} after the serving version's call ended"
-            )))),
-        },
-    };
-    (reaction, shadowed)
 }
 
 /// The pending writes of a run of `key` decided from `current`: seeded with it, committing
@@ -257,6 +201,43 @@ async fn open_pending(
             .map_err(|e| format!("cannot add the finalizer: {e}"))?;
     }
     Ok(pending)
+}
+
+/// Starts shadow version `shadow`'s call of the callback `decision` names beside the serving
+/// version's run on `key` (its writes in `pending`), unless a shadow call on `key` still
+/// runs or the reactor has as many running as workers.
+#[allow(clippy::too_many_arguments)]
+async fn beside(
+    run: &Attachment,
+    key: &ObjectKey,
+    pending: &Arc<Pending>,
+    decision: &Decision,
+    current: &Option<Arc<Object>>,
+    cached: bool,
+    shadow: Arc<dyn Reactor>,
+    sha256: String,
+) -> Option<Beside> {
+    let in_flight = run.shadows.start(key, run.options.concurrency)?;
+    let shadow_pending = open_pending(run, key, current.as_ref(), cached)
+        .await
+        .ok()?;
+    shadow_pending.beside(pending.clone());
+    let (callbacks, key_owned) = (run.context.callbacks.clone(), key.clone());
+    let (decision, current) = (decision.clone(), current.clone());
+    let (name, held) = (shadow_callback_name(&run.info.name), shadow_pending.clone());
+    let call = tokio::spawn(
+        async move {
+            let _open = callbacks.open(&name, &key_owned, held);
+            call(shadow.as_ref(), &decision, current.as_deref()).await
+        }
+        .in_current_span(),
+    );
+    Some(Beside {
+        sha256,
+        pending: shadow_pending,
+        call,
+        in_flight,
+    })
 }
 
 /// Runs the callback `decision` names on `reactor`; `None` when its object is gone.
@@ -310,41 +291,4 @@ async fn finish(
         }
     }
     Ran::Done
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[tokio::test(start_paused = true)]
-    async fn a_shadow_is_waited_for_within_the_grace_and_abandoned_past_it() {
-        let done = || async { Some(Ok(Action::Done)) };
-        let later = |after: Duration| async move {
-            tokio::time::sleep(after).await;
-            Some(Ok(Action::RequeueAfter(after)))
-        };
-        let grace = Duration::from_secs(1);
-        let (served, shadowed) = with_shadow(done(), later(grace / 2), grace).await;
-        assert_eq!(served, Some(Ok(Action::Done)));
-        assert_eq!(shadowed, Some(Ok(Action::RequeueAfter(grace / 2))));
-
-        let started = tokio::time::Instant::now();
-        let (served, shadowed) = with_shadow(done(), std::future::pending(), grace).await;
-        assert_eq!(served, Some(Ok(Action::Done)));
-        let Some(Err(Failure::Crashed(why))) = shadowed else {
-            panic!("abandoned: {shadowed:?}");
-        };
-        assert!(why.starts_with("abandoned: still running 1s"), "{why}");
-        assert_eq!(
-            started.elapsed(),
-            grace,
-            "the serving call waited the grace, no more"
-        );
-
-        // A shadow that ends first is kept while the serving call runs on.
-        let (served, shadowed) = with_shadow(later(grace * 3), done(), grace).await;
-        assert_eq!(served, Some(Ok(Action::RequeueAfter(grace * 3))));
-        assert_eq!(shadowed, Some(Ok(Action::Done)));
-    }
 }

@@ -1,16 +1,17 @@
 //! A rollout's pace with controlled time, on the testkit's in-memory store (the embedded
 //! store commits on a thread of its own, which paused time cannot wait for): the objects are
 //! run again by the new version at the rate asked, each records that version in its status,
-//! and a fresh object created mid-rollout is not held behind it.
+//! and a fresh object created mid-rollout is not held behind it. A shadow version's call
+//! does not hold the serving version's commit back, and reads what the serving run read.
 
 use async_trait::async_trait;
 use reactor_host::controller::{
-    Action, ControllerOptions, EngineContext, ObjectLocks, Reaction, Reactor, ReactorInfo,
-    Reconciler, RolloutPlan, RolloutSink, status,
+    Action, ControllerOptions, EngineContext, Failure, ObjectLocks, Reaction, Reactor, ReactorInfo,
+    Reconciler, RolloutPlan, RolloutSink, ShadowOutcome, ShadowStep, shadow_callback_name, status,
 };
-use reactor_host::object::{ApplyRequest, Object};
+use reactor_host::object::{ApplyRequest, Object, Selector};
 use reactor_host::runtime::{RolloutInfo, RolloutPhase};
-use reactor_host::store::Store;
+use reactor_host::store::{Store, update_status};
 use reactor_testkit::{MemStore, eventually_async};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -229,5 +230,155 @@ async fn a_newer_version_mid_rollout_rolls_out_to_every_object_again() {
     assert_eq!(
         (last.version.as_str(), last.phase, last.rolled, last.total),
         ("v3", RolloutPhase::Done, n as u64, n as u64)
+    );
+}
+
+/// Makes `Child/<name>` for each Thing unless it reads one, and records in the Thing's status
+/// how many children it listed and whether it found its own. As a shadow it first waits for
+/// `gate`; the serving one names it as its shadow and keeps the outcomes compared.
+struct Mirror {
+    context: EngineContext,
+    /// Where its writes are kept: the component's name, or its shadow's.
+    writes_as: String,
+    gate: Option<Arc<tokio::sync::Semaphore>>,
+    shadow: Option<Arc<Mirror>>,
+    outcomes: Arc<Mutex<Vec<ShadowOutcome>>>,
+}
+
+impl Mirror {
+    async fn sync(&self, object: &Object) -> Reaction {
+        if let Some(gate) = &self.gate {
+            gate.acquire()
+                .await
+                .map_err(|e| Failure::Retry(e.to_string()))?
+                .forget();
+        }
+        let failed = |e: reactor_host::store::StoreError| Failure::Retry(e.to_string());
+        let store = self.context.store_for(&self.writes_as, &object.key());
+        let store = store.as_ref();
+        let listed = store
+            .list("Child", &Selector::default())
+            .await
+            .map_err(failed)?;
+        let found = store.get("Child", &object.name).await.map_err(failed)?;
+        if found.is_none() {
+            let child = ApplyRequest {
+                kind: "Child".into(),
+                ..thing(&object.name)
+            };
+            store.apply(vec![child]).await.map_err(failed)?;
+        }
+        update_status(store, &object.kind, &object.name, |current| {
+            let mut status = current.clone();
+            status["listed"] = serde_json::json!(listed.items.len());
+            status["found"] = serde_json::json!(found.is_some());
+            status
+        })
+        .await
+        .map_err(failed)?;
+        Ok(Action::Done)
+    }
+}
+
+#[async_trait]
+impl Reactor for Mirror {
+    fn info(&self) -> ReactorInfo {
+        ReactorInfo {
+            name: "mirror".into(),
+            kinds: vec!["Thing".into()],
+            resync: None,
+            handles_delete: false,
+            watches: Vec::new(),
+        }
+    }
+    fn shadow(&self) -> Option<(Arc<dyn Reactor>, String)> {
+        let shadow: Arc<dyn Reactor> = self.shadow.clone()?;
+        Some((shadow, "a-shadow".into()))
+    }
+    async fn shadow_compared(&self, _: &str, _: &str, outcome: ShadowOutcome) -> ShadowStep {
+        self.outcomes.lock().expect("lock").push(outcome);
+        ShadowStep::Running
+    }
+    async fn validate(&self, _: &Object) -> Result<(), String> {
+        Ok(())
+    }
+    async fn on_create(&self, object: &Object) -> Reaction {
+        self.sync(object).await
+    }
+    async fn on_update(&self, _: &Object, new: &Object) -> Reaction {
+        self.sync(new).await
+    }
+    async fn on_delete(&self, _: &Object) -> Reaction {
+        Ok(Action::Done)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shadow_still_running_holds_no_commit_back_and_reads_what_the_serving_run_read() {
+    let store: Arc<dyn Store> = Arc::new(MemStore::default());
+    let context = EngineContext::new(store.clone(), ObjectLocks::default());
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let outcomes: Arc<Mutex<Vec<ShadowOutcome>>> = Arc::default();
+    let mirror = |writes_as: String, gate, shadow| Mirror {
+        context: context.clone(),
+        writes_as,
+        gate,
+        shadow,
+        outcomes: outcomes.clone(),
+    };
+    let shadow = mirror(shadow_callback_name("mirror"), Some(gate.clone()), None);
+    let serving = mirror("mirror".into(), None, Some(Arc::new(shadow)));
+    let _controller = Reconciler::start(
+        Arc::new(serving),
+        context.clone(),
+        ControllerOptions::default(),
+    );
+    store.apply(vec![thing("t")]).await.expect("apply");
+
+    // The shadow waits at its gate; the serving version's writes land meanwhile.
+    let started = Instant::now();
+    loop {
+        let child = store.get("Child", "t").await.expect("get");
+        let thing = store.get("Thing", "t").await.expect("get");
+        if child.is_some() && thing.is_some_and(|t| t.status["listed"] == 0) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the serving run never committed"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // In controlled time: the commit did not wait out the second a shadow may run on.
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "the serving version's commit waited {:?} for its shadow",
+        started.elapsed()
+    );
+    assert!(
+        outcomes.lock().expect("lock").is_empty(),
+        "the shadow has not run yet"
+    );
+
+    // Let go now, it reads the state before that commit: no child listed, none found. So it
+    // makes the same writes, and matches.
+    gate.add_permits(1);
+    eventually_async("the shadow compared", Duration::from_secs(20), || {
+        !outcomes.lock().expect("lock").is_empty()
+    })
+    .await;
+    assert_eq!(
+        outcomes.lock().expect("lock").first(),
+        Some(&ShadowOutcome::Matched)
+    );
+    assert_eq!(
+        store
+            .list("Child", &Selector::default())
+            .await
+            .expect("list")
+            .items
+            .len(),
+        1,
+        "the shadow's writes were never committed"
     );
 }

@@ -150,7 +150,8 @@ fn a_shadow_that_writes_the_same_is_promoted_and_one_that_differs_or_traps_is_dr
     assert!(lines.contains("the shadow failed"), "{lines}");
 
     // A version that loops is abandoned a grace after the serving call, not at its deadline:
-    // dropped, the serving version's writes committed meanwhile.
+    // dropped. The serving version's commits never waited for it (see the in-process test
+    // `controller_rollout::a_shadow_still_running_holds_no_commit_back...`).
     let lines = dropped_beside(&host, "version-loop", &echo_v1);
     assert!(
         lines.contains("abandoned: still running 1s after the serving version's call ended"),
