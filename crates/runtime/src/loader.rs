@@ -153,6 +153,9 @@ impl Loader {
                 .is_some_and(|r| r.sha256 == old.loaded.sha256);
             slot.previous.store((!restored && !rejected).then_some(old));
         }
+        if let Some(versions) = &self.versions {
+            versions.record_serving(name, &sha256);
+        }
         slot.set_error(None);
         *slot.waiting.lock() = None;
         // A shadow ends when any version is swapped in (itself, promoted, included).
@@ -201,6 +204,7 @@ impl Loader {
         {
             return self.instead(slot, &rejection, effective).await;
         }
+        self.restore_serving(slot, &sha256, &effective).await;
         if !force
             && let Some(current) = slot.current.load().as_ref()
             && current.loaded.sha256 == sha256
@@ -281,6 +285,46 @@ impl Loader {
             return Ok(None);
         }
         Ok(Some(serving))
+    }
+
+    /// After a restart, before `slot`'s first version `sha256` (its file's) loads: the version
+    /// that served before the restart serves again first, if it was another and is kept, and
+    /// was not rolled back. The file's version then follows as any new version does — held as
+    /// a shadow, held for an approval, rolled out — as it would have been without the
+    /// restart. The version restored was admitted when it first loaded here; its signature
+    /// is not checked again.
+    async fn restore_serving(&self, slot: &Slot, sha256: &str, effective: &Effective) {
+        let Some(versions) = self.versions.clone() else {
+            return;
+        };
+        if slot.current.load().is_some() {
+            return;
+        }
+        let name = slot.name.clone();
+        let recorded = tokio::task::spawn_blocking(move || versions.serving(&name))
+            .await
+            .ok()
+            .flatten();
+        let Some(recorded) = recorded.filter(|r| r != sha256) else {
+            return;
+        };
+        if (self.slots.rejection(&slot.name)).is_some_and(|r| r.sha256 == recorded) {
+            return;
+        }
+        let started = Instant::now();
+        let version = version_of(&recorded);
+        match self.rebuild(slot, &recorded, effective.clone()).await {
+            Ok(Some(serving)) => {
+                tracing::info!(component = %slot.name, %version, file = %version_of(sha256), "the version serving before the restart serves again; the file's version follows as a new version");
+                self.swap_in(slot, serving, started);
+            }
+            Ok(None) => {
+                tracing::warn!(component = %slot.name, %version, "the version serving before the restart is not kept here: the file's version loads as a first version");
+            }
+            Err(e) => {
+                tracing::warn!(component = %slot.name, %version, "the version serving before the restart cannot serve again ({e}): the file's version loads as a first version");
+            }
+        }
     }
 
     /// What version `sha256` of `slot`, declaring `declared`, may do beyond what the version
@@ -433,6 +477,9 @@ impl Loader {
         match self.slots.remove(name) {
             Some(slot) => {
                 slot.current.store(None);
+                if let Some(versions) = &self.versions {
+                    versions.forget_serving(name);
+                }
                 super::log_ring::forget(name);
                 tracing::info!(component = %name, "component detached");
                 self.announce(ComponentEvent::Unloaded {

@@ -1,8 +1,10 @@
 //! The wasm of the versions in use (serving, replaced, in the folder, rolled back to), kept by
 //! sha256 as `<versions>/<sha256>.wasm`, so a version rolled back to serves again after a
-//! restart while the rolled-back file is still in the folder.
+//! restart while the rolled-back file is still in the folder; and which version serves each
+//! component (`<versions>/serving/<name>`), so a restart serves it again first.
 
 use super::cache::sha256_hex;
+use super::files::valid_name;
 use parking_lot::Mutex;
 use reactor_core::component::is_sha256;
 use std::collections::BTreeSet;
@@ -83,11 +85,68 @@ impl Versions {
         Some(bytes)
     }
 
+    /// Where the version serving `name` is recorded; `None` for a text that is no name.
+    fn serving_path(&self, name: &str) -> Option<PathBuf> {
+        valid_name(name).then(|| self.dir.join("serving").join(name))
+    }
+
+    /// Records that version `sha256` serves `name` (blocking; written whole and synced, so a
+    /// crash leaves the old record or the new one). A failure is only logged: after a restart
+    /// the folder's version then loads as a first version would.
+    pub(crate) fn record_serving(&self, name: &str, sha256: &str) {
+        let Some(path) = self.serving_path(name).filter(|_| is_sha256(sha256)) else {
+            return;
+        };
+        if self.serving(name).as_deref() == Some(sha256) {
+            return;
+        }
+        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let written = (path.parent().map_or(Ok(()), std::fs::create_dir_all))
+            .and_then(|()| {
+                let mut file = std::fs::File::create(&tmp)?;
+                std::io::Write::write_all(&mut file, sha256.as_bytes())?;
+                file.sync_all()
+            })
+            .and_then(|()| std::fs::rename(&tmp, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            tracing::warn!(path = %path.display(), "cannot record the version serving for a restart: {e}");
+        }
+    }
+
+    /// The version recorded as serving `name`, if any (blocking).
+    pub(crate) fn serving(&self, name: &str) -> Option<String> {
+        let text = std::fs::read_to_string(self.serving_path(name)?).ok()?;
+        let sha256 = text.trim();
+        is_sha256(sha256).then(|| sha256.to_owned())
+    }
+
+    /// Every version recorded as serving some component.
+    fn recorded(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.dir.join("serving")) else {
+            return Vec::new();
+        };
+        (entries.flatten())
+            .filter_map(|entry| self.serving(entry.file_name().to_str()?))
+            .collect()
+    }
+
+    /// Forgets which version serves `name` (its file was removed): a file put back later
+    /// loads as a first version.
+    pub(crate) fn forget_serving(&self, name: &str) {
+        if let Some(path) = self.serving_path(name) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
     /// Removes every kept version not in the set `in_use` answers (computed once the writes
     /// have been excluded), and the temporary files of other processes (left by a crash).
     pub(crate) fn prune(&self, in_use: impl FnOnce() -> BTreeSet<String>) {
         let _writes = self.lock.lock();
-        let in_use = in_use();
+        let mut in_use = in_use();
+        // A version recorded as serving is needed by the next start, whatever is loaded now
+        // (nothing yet, while a config is read before the folder).
+        in_use.extend(self.recorded());
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
@@ -129,6 +188,32 @@ mod tests {
         std::fs::write(&path, b"flipped").expect("corrupt it");
         assert_eq!(versions.read(&sha_a), None);
         assert!(!path.exists(), "a corrupt version is removed");
+    }
+
+    #[test]
+    fn the_version_serving_is_recorded_replaced_and_forgotten_per_component() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let versions = Versions::new(dir.path().join("versions"));
+        let (a, b) = ("a".repeat(64), "b".repeat(64));
+        assert_eq!(versions.serving("echo"), None);
+        versions.record_serving("echo", &a);
+        versions.record_serving("other", &b);
+        assert_eq!(versions.serving("echo"), Some(a.clone()));
+        versions.record_serving("echo", &b);
+        assert_eq!(versions.serving("echo"), Some(b.clone()));
+        versions.prune(BTreeSet::new);
+        assert_eq!(
+            versions.serving("echo"),
+            Some(b),
+            "no pruning removes a record"
+        );
+        versions.forget_serving("echo");
+        assert_eq!(versions.serving("echo"), None);
+        assert_eq!(versions.serving("other"), Some("b".repeat(64)));
+        versions.record_serving("../x", &a);
+        versions.record_serving("echo", "not a sha256");
+        assert_eq!(versions.serving("../x"), None);
+        assert_eq!(versions.serving("echo"), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Declared permissions through the real binary (issue 37, part 3): `component annotate`
 //! writes what a reactor may touch into the component; the server refuses and counts any call
 //! outside it, shows it in `components` and `describe component`, holds a version that
-//! declares more until an admin approves it (recorded in the store: it survives a restart),
+//! declares more until an admin approves it (recorded in the store: it survives a restart,
+//! and the version serving before a restart serves again while a wider one waits),
 //! and loads a narrower one at once. An undeclared component keeps today's powers.
 
 use reactor_testkit::policy::apply;
@@ -265,6 +266,18 @@ fn a_reactor_does_only_what_it_declares_and_a_wider_version_waits_for_an_admin()
         host.component(NAME)["waiting"]["added"],
         serde_json::json!(["publishes"])
     );
+
+    // A restart while v4 waits (its file in the folder): v2, which served before, serves
+    // again, and v4 still waits.
+    drop(host);
+    host = Host::start(&data, &[]);
+    serving(&host, &v2_sha);
+    eventually("v4 waits after the restart", 60, || {
+        host.component(NAME)["waiting"]["sha256"]
+            .as_str()
+            .map(|s| s == v4_sha)?
+            .then_some(())
+    });
 }
 
 #[test]
