@@ -322,19 +322,28 @@ async fn txn(
     }
     let before = api.local.change(&changes).map_err(internal)?;
     let result = api.scheduler.transaction(changes, options).await;
-    let undone = match &result {
-        Err(TxnError::Failed { reverted, .. }) => *reverted,
-        Err(_) => true,
-        Ok(_) => false,
-    };
-    if undone {
-        api.local.restore(before).map_err(internal)?;
+    match &result {
+        Ok(_) => {}
+        // The values the scheduler refused (the southbound's own) are not kept either.
+        Err(TxnError::Failed {
+            record,
+            reverted: false,
+        }) => {
+            let refused: Vec<String> = record.refusals().into_iter().map(|(k, _)| k).collect();
+            if !refused.is_empty() {
+                api.local
+                    .restore_keys(&before, &refused)
+                    .map_err(internal)?;
+            }
+        }
+        Err(_) => api.local.restore(before).map_err(internal)?,
     }
     answer(result)
 }
 
-/// A transaction that ran is answered with its record, failed or not; one refused before
-/// running (a key owned by the other side) is a bad request.
+/// A transaction that ran is answered with its record, failed or not (a value the
+/// southbound owns is one of its failures, refused alone); a notification refused before
+/// running (a key the scheduler manages) is a bad request.
 fn answer(result: Result<TxnRecord, TxnError>) -> Result<Json<TxnAnswer>, ApiError> {
     match result {
         Ok(record) => Ok(Json(TxnAnswer {

@@ -83,6 +83,26 @@ impl LocalValues {
         Ok(())
     }
 
+    /// Puts back what [`LocalValues::change`] answered for `keys` only (values the
+    /// transaction refused), keeping the other changes.
+    pub fn restore_keys(
+        &self,
+        before: &BTreeMap<String, Value>,
+        keys: &[String],
+    ) -> Result<(), LocalError> {
+        let mut values = self.lock();
+        let mut restored = values.clone();
+        for key in keys {
+            match before.get(key) {
+                Some(value) => restored.insert(key.clone(), value.clone()),
+                None => restored.remove(key),
+            };
+        }
+        self.save(&restored)?;
+        *values = restored;
+        Ok(())
+    }
+
     fn lock(&self) -> parking_lot::MutexGuard<'_, BTreeMap<String, Value>> {
         self.values.lock()
     }
@@ -103,7 +123,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn local_values_survive_a_restart_and_a_revert_restores_them() {
+    fn local_values_survive_a_restart_and_a_revert_or_a_refusal_restores_them() {
         let dir = tempfile::tempdir().expect("tempdir");
         let local = LocalValues::load(dir.path()).expect("empty");
         local
@@ -120,6 +140,21 @@ mod tests {
         assert_eq!(
             LocalValues::load(dir.path()).expect("reload").all(),
             BTreeMap::from([("a".into(), json!(1)), ("b".into(), json!(2))])
+        );
+        // A refused value alone is put back, the rest of the change stays.
+        let before = local
+            .change(&[("a".into(), Some(json!(10))), ("d".into(), Some(json!(4)))])
+            .expect("change");
+        local
+            .restore_keys(&before, &["a".into()])
+            .expect("restore a");
+        assert_eq!(
+            LocalValues::load(dir.path()).expect("reload").all(),
+            BTreeMap::from([
+                ("a".into(), json!(1)),
+                ("b".into(), json!(2)),
+                ("d".into(), json!(4))
+            ])
         );
         std::fs::write(dir.path().join("local-values.json"), "[").expect("write");
         let error = LocalValues::load(dir.path()).expect_err("corrupt");

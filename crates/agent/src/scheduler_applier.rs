@@ -5,8 +5,12 @@
 use super::applier::{Applier, Changed, Outcome};
 use async_trait::async_trait;
 use reactor_core::report::ReportState;
-use reactor_kvscheduler::{KvScheduler, TxnError, TxnOptions, TxnRecord, ValueState, ValueStatus};
+use reactor_kvscheduler::{
+    Dependency, KvScheduler, RecordedOp, RefusedValue, TxnError, TxnOptions, TxnRecord, ValueState,
+    ValueStatus,
+};
 use serde_json::Value;
+use std::collections::HashMap;
 use tokio::sync::broadcast;
 
 /// Items become desired values of the scheduler.
@@ -43,40 +47,43 @@ pub(super) fn touched(record: &TxnRecord) -> Vec<String> {
 
 #[async_trait]
 impl Applier for SchedulerApplier {
+    /// The batch is one transaction, and each item's outcome is what the transaction's
+    /// record says of its value: the state its last operation left it in, with its error
+    /// (an item whose key the southbound owns is refused alone, as a failed operation).
     async fn apply_batch(&mut self, changes: Vec<(String, Option<Value>)>) -> Vec<Outcome> {
-        let mut owned_by_southbound = Vec::new();
-        for (key, _) in &changes {
-            let state = self.scheduler.status(key).await.state;
-            if matches!(state, ValueState::Obtained | ValueState::Discovered) {
-                owned_by_southbound.push(key.clone());
-            }
-        }
         let keys: Vec<String> = changes.iter().map(|(key, _)| key.clone()).collect();
-        let wanted: Vec<_> = changes
-            .into_iter()
-            .filter(|(key, _)| !owned_by_southbound.contains(key))
-            .collect();
-        // Per-value failures are in each value's status; only a refused batch is reported whole.
-        if let Err(error @ (TxnError::ObtainedKey(_) | TxnError::ManagedKey(_))) = self
+        let record = match self
             .scheduler
-            .transaction(wanted, self.options.clone())
+            .transaction(changes, self.options.clone())
             .await
         {
-            return keys
-                .iter()
-                .map(|_| Outcome::new(ReportState::Failed, Some(error.to_string())))
-                .collect();
-        }
-        let mut outcomes = Vec::with_capacity(keys.len());
-        for key in keys {
-            if owned_by_southbound.contains(&key) {
-                outcomes.push(Outcome::new(
-                    ReportState::Failed,
-                    Some(format!("key {key} is owned by the southbound")),
-                ));
-                continue;
+            Ok(record) => record,
+            Err(TxnError::Failed { record, .. }) => *record,
+            // A transaction is not refused whole; should it be, every item is.
+            Err(error) => {
+                return keys
+                    .iter()
+                    .map(|_| Outcome::new(ReportState::Failed, Some(error.to_string())))
+                    .collect();
             }
-            outcomes.push(outcome_of(&self.scheduler.status(&key).await));
+        };
+        let last: HashMap<&str, &RecordedOp> = record
+            .executed
+            .iter()
+            .map(|op| (op.key.as_str(), op))
+            .collect();
+        let mut outcomes = Vec::with_capacity(keys.len());
+        for key in &keys {
+            let outcome = match last.get(key.as_str()) {
+                Some(op) if op.new_state != ValueState::Pending => {
+                    reported(key, op.new_state, op.error.clone(), &[])
+                }
+                // The record does not say what a PENDING value waits for, nor the state of
+                // a value the transaction left as it was (no operation: unchanged, still
+                // waiting, still failed): its status does.
+                _ => outcome_of(&self.scheduler.status(key).await),
+            };
+            outcomes.push(outcome);
         }
         outcomes
     }
@@ -97,15 +104,36 @@ impl Applier for SchedulerApplier {
 
 /// How a value's scheduler state is reported to the server.
 pub fn outcome_of(status: &ValueStatus) -> Outcome {
+    let error = match status.state {
+        ValueState::Invalid => status.invalid.as_ref().map(ToString::to_string),
+        _ => status.error.clone(),
+    };
+    reported(
+        &status.key,
+        status.state,
+        error,
+        &status.missing_dependencies,
+    )
+}
+
+/// How an item in `state` is reported, with the error of its value (a failure, or why it
+/// is INVALID) and, PENDING, what it waits for.
+fn reported(
+    key: &str,
+    state: ValueState,
+    error: Option<String>,
+    waiting: &[Dependency],
+) -> Outcome {
     use ValueState::*;
-    match status.state {
-        Configured | Obtained | Discovered => Outcome::new(ReportState::Applied, None),
+    match state {
+        Configured | Discovered => Outcome::new(ReportState::Applied, None),
+        // An item never changes a value the southbound owns: the item was refused.
+        Obtained => Outcome::new(
+            ReportState::Failed,
+            Some(error.unwrap_or_else(|| RefusedValue::Obtained(key.to_owned()).to_string())),
+        ),
         Pending => {
-            let waiting: Vec<String> = status
-                .missing_dependencies
-                .iter()
-                .map(ToString::to_string)
-                .collect();
+            let waiting: Vec<String> = waiting.iter().map(ToString::to_string).collect();
             Outcome::new(
                 ReportState::Pending,
                 Some(format!("waiting for {}", waiting.join(", "))),
@@ -115,18 +143,14 @@ pub fn outcome_of(status: &ValueStatus) -> Outcome {
             ReportState::Pending,
             Some(format!(
                 "retrying after: {}",
-                status.error.as_deref().unwrap_or("an error")
+                error.as_deref().unwrap_or("an error")
             )),
         ),
         Missing => Outcome::new(
             ReportState::Pending,
             Some("missing from the southbound, to be repaired".to_owned()),
         ),
-        Failed => Outcome::new(ReportState::Failed, status.error.clone()),
-        Invalid => Outcome::new(
-            ReportState::Failed,
-            status.invalid.as_ref().map(ToString::to_string),
-        ),
+        Failed | Invalid => Outcome::new(ReportState::Failed, error),
         Unimplemented => Outcome::new(
             ReportState::Failed,
             Some("no descriptor handles this key".to_owned()),
@@ -138,8 +162,52 @@ pub fn outcome_of(status: &ValueStatus) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reactor_kvscheduler::testing::{interface, route, scheduler};
+    use reactor_kvscheduler::testing::{host_interface, interface, route, scheduler};
     use serde_json::json;
+    use std::collections::BTreeMap;
+
+    #[tokio::test]
+    async fn an_item_on_a_key_the_southbound_owns_is_refused_alone() {
+        let (scheduler, southbound) = scheduler().await;
+        let eth0 = host_interface("eth0");
+        southbound.put_behind_back(&eth0, json!({"mtu": 1500}));
+        scheduler
+            .notify(eth0.clone(), Some(json!({"mtu": 1500})))
+            .await
+            .expect("notified");
+        let mut applier = SchedulerApplier::new(scheduler, TxnOptions::default());
+        let outcomes = applier
+            .apply_batch(vec![
+                (interface("tap"), Some(json!({"type": "tap"}))),
+                (eth0.clone(), Some(json!({"mtu": 9000}))),
+                (route("r"), Some(json!({"interface": "tap"}))),
+            ])
+            .await;
+        let refused = Outcome::new(
+            ReportState::Failed,
+            Some(format!(
+                "{eth0} is obtained from the southbound: a transaction cannot change it"
+            )),
+        );
+        let applied = Outcome::new(ReportState::Applied, None);
+        assert_eq!(outcomes, [applied.clone(), refused.clone(), applied]);
+        assert_eq!(
+            southbound.contents(),
+            BTreeMap::from([
+                (eth0.clone(), json!({"mtu": 1500})),
+                (interface("tap"), json!({"type": "tap"})),
+                (route("r"), json!({"interface": "tap"})),
+            ])
+        );
+
+        // The batch's transaction names eth0, so the session asks again: still refused,
+        // never reported applied for the southbound's own value.
+        match applier.changed().await {
+            Changed::Keys(keys) => assert!(keys.contains(&eth0), "{keys:?}"),
+            Changed::All => panic!("the batch's record was missed"),
+        }
+        assert_eq!(applier.current(&eth0).await, Some(refused));
+    }
 
     #[tokio::test]
     async fn items_are_reported_with_their_scheduler_state() {

@@ -3,8 +3,8 @@
 //! is recorded.
 
 use super::api::{
-    Descriptor, DescriptorError, Key, Operation, RecordedOp, RetryOptions, Value, ValueOrigin,
-    ValueState,
+    Descriptor, DescriptorError, Key, Operation, RecordedOp, RefusedValue, RetryOptions, Value,
+    ValueOrigin, ValueState,
 };
 use super::graph::Graph;
 use super::registry::Registry;
@@ -39,6 +39,9 @@ pub struct Executor<'a> {
     /// puts back, newest first.
     pub processed: Vec<(Key, Option<Value>)>,
     pub failed: Vec<Key>,
+    /// Requested values refused without being tried (the southbound's own): failures of
+    /// the transaction, but nothing to refresh or revert.
+    pub refused: Vec<Key>,
     pub stopped: bool,
     /// Values being taken down, so that a dependency cycle is walked once.
     removing: HashSet<Key>,
@@ -61,6 +64,7 @@ impl<'a> Executor<'a> {
             ops: Vec::new(),
             processed: Vec::new(),
             failed: Vec::new(),
+            refused: Vec::new(),
             stopped: false,
             removing: HashSet::new(),
         }
@@ -84,6 +88,40 @@ impl<'a> Executor<'a> {
             self.graph.entry(&key, ValueOrigin::FromNorthbound).retry = retry;
         }
         self.set_wanted(key, value, None).await;
+    }
+
+    /// Refuses a requested change of a value the southbound owns, if `key` is one: the
+    /// refusal is recorded as a failed operation that changes nothing (the value, its state
+    /// and its last transaction stay as they are). Answers whether it refused.
+    pub fn refuse_if_obtained(&mut self, key: &str, value: Option<&Value>) -> bool {
+        let Some(node) = self.graph.get(key).filter(|n| n.is_external()) else {
+            return false;
+        };
+        let operation = if value.is_some() {
+            Operation::Update
+        } else {
+            Operation::Delete
+        };
+        self.ops.push(RecordedOp {
+            key: key.to_owned(),
+            operation,
+            prev_state: node.state,
+            new_state: node.state,
+            prev_value: node.applied.clone(),
+            new_value: node.applied.clone(),
+            error: Some(RefusedValue::Obtained(key.to_owned()).to_string()),
+            derived: node.derived_from.is_some(),
+            was_pending: false,
+            is_recreate: false,
+            is_revert: self.reverting,
+            is_retry: self.retrying,
+            noop: true,
+        });
+        self.refused.push(key.to_owned());
+        if self.stop_on_failure {
+            self.stopped = true;
+        }
+        true
     }
 
     /// Sets what the northbound (or a parent) wants for `key` and applies it.

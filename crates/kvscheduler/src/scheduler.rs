@@ -107,39 +107,29 @@ impl KvScheduler {
 
     /// Changes the desired state: `Some` puts a value, `None` removes it. A key given more
     /// than once takes its last change (Ligato's transaction is a map from key to value).
+    /// A value the southbound owns (OBTAINED) is refused alone, left as it is: its refusal
+    /// is a failed operation of the record, one of the errors of [`TxnError::Failed`], and
+    /// the other values are applied (in revert mode, none is).
     pub async fn transaction(
         &self,
         values: Vec<(Key, Option<Value>)>,
         options: TxnOptions,
     ) -> Result<TxnRecord, TxnError> {
         let values = last_change_per_key(values);
-        self.check_not_obtained(&values).await?;
         self.run(TxnType::NbTransaction, Work::Changes(values), options)
             .await
     }
 
-    /// Refuses a change of a value only the southbound owns.
-    async fn check_not_obtained(&self, values: &[(Key, Option<Value>)]) -> Result<(), TxnError> {
-        let engine = self.engine.lock().await;
-        match values
-            .iter()
-            .find(|(key, _)| engine.graph.get(key).is_some_and(|n| n.is_external()))
-        {
-            Some((key, _)) => Err(TxnError::ObtainedKey(key.clone())),
-            None => Ok(()),
-        }
-    }
-
     /// What `transaction` would do (Ligato's `WithSimulation`, as a dry run): the record
     /// of the planned operations, assuming each succeeds; nothing is executed, nothing
-    /// changes, and the record is not kept in the history.
+    /// changes, and the record is not kept in the history. A value the southbound owns is
+    /// refused as by `transaction`: a planned operation with its error.
     pub async fn simulate(
         &self,
         values: Vec<(Key, Option<Value>)>,
         options: TxnOptions,
     ) -> Result<TxnRecord, TxnError> {
         let values = last_change_per_key(values);
-        self.check_not_obtained(&values).await?;
         self.run_or_simulate(TxnType::NbTransaction, Work::Changes(values), options, true)
             .await
     }
@@ -359,6 +349,7 @@ impl KvScheduler {
         perform(&mut executor, &work, true, revive).await;
         let mut executed = std::mem::take(&mut executor.ops);
         let mut failed = std::mem::take(&mut executor.failed);
+        let refused = std::mem::take(&mut executor.refused);
         let processed = std::mem::take(&mut executor.processed);
         drop(executor);
         if matches!(work, Work::Changes(_)) {
@@ -369,7 +360,7 @@ impl KvScheduler {
             // A failed operation may have done part of its work: believe the southbound.
             refresh_keys(engine, &failed, seq).await;
         }
-        let reverted = revert && !failed.is_empty();
+        let reverted = revert && !(failed.is_empty() && refused.is_empty());
         if reverted {
             let mut executor = Executor::new(&mut engine.graph, &engine.registry, seq);
             revert_values(&mut executor, processed).await;
@@ -395,7 +386,7 @@ impl KvScheduler {
         drop(guard);
         // Nobody listening is fine.
         let _ = self.records.send(record.clone());
-        if failed.is_empty() {
+        if failed.is_empty() && refused.is_empty() {
             Ok(record)
         } else {
             Err(TxnError::Failed {
@@ -485,7 +476,15 @@ async fn perform(executor: &mut Executor<'_>, work: &Work, refresh: bool, revive
                     executor.reconcile(key).await;
                 }
             }
-            for (key, value) in in_ligato_order(executor, values).await {
+            // The southbound's own values are refused first, before anything is applied
+            // (in revert mode a refusal stops the transaction there).
+            let mut wanted = Vec::with_capacity(values.len());
+            for (key, value) in values {
+                if !executor.refuse_if_obtained(key, value.as_ref()) {
+                    wanted.push((key.clone(), value.clone()));
+                }
+            }
+            for (key, value) in in_ligato_order(executor, &wanted).await {
                 executor.request(key, value).await;
             }
         }
@@ -738,8 +737,98 @@ async fn derive_down(registry: &Registry, path: &[Key], value: Value) -> Option<
 mod tests {
     use super::*;
     use crate::Operation;
-    use crate::testing::{bridge_domain, bridge_domain_descriptor, interface, scheduler};
+    use crate::testing::{
+        bridge_domain, bridge_domain_descriptor, host_interface, interface, scheduler,
+    };
     use serde_json::json;
+    use std::collections::BTreeMap;
+
+    #[tokio::test]
+    async fn an_obtained_key_is_refused_alone_and_the_rest_is_applied() {
+        let (scheduler, southbound) = scheduler().await;
+        let eth0 = host_interface("eth0");
+        southbound.put_behind_back(&eth0, json!({"mtu": 1500}));
+        scheduler
+            .notify(eth0.clone(), Some(json!({"mtu": 1500})))
+            .await
+            .expect("notified");
+        let obtained = scheduler.status(&eth0).await;
+        let (tap, bd) = (interface("tap"), bridge_domain("b1"));
+        let changes = vec![
+            (tap.clone(), Some(json!({"type": "tap"}))),
+            (eth0.clone(), Some(json!({"mtu": 9000}))),
+            (bd.clone(), Some(json!({}))),
+        ];
+        let refusal =
+            format!("{eth0} is obtained from the southbound: a transaction cannot change it");
+
+        // A dry run plans the two values and the refusal, and does nothing.
+        let planned = scheduler
+            .simulate(changes.clone(), TxnOptions::default())
+            .await
+            .expect("simulated");
+        let plan: Vec<_> = planned
+            .planned
+            .iter()
+            .map(|op| (op.key.as_str(), op.error.as_deref()))
+            .collect();
+        assert_eq!(
+            plan,
+            [
+                (eth0.as_str(), Some(refusal.as_str())),
+                (bd.as_str(), None),
+                (tap.as_str(), None)
+            ]
+        );
+        assert!(!southbound.has(&tap) && !southbound.has(&bd));
+
+        let error = scheduler
+            .transaction(changes, TxnOptions::default())
+            .await
+            .expect_err("eth0 is refused");
+        assert_eq!(
+            error.to_string(),
+            format!("transaction 2 failed for {eth0} ({refusal})")
+        );
+        let TxnError::Failed { record, reverted } = error else {
+            panic!("the transaction did not run");
+        };
+        assert!(!reverted);
+        assert_eq!(record.failures(), [(eth0.clone(), refusal.clone())]);
+        assert_eq!(record.refusals(), record.failures());
+        assert_eq!(
+            southbound.contents(),
+            BTreeMap::from([
+                (bd.clone(), json!({})),
+                (tap.clone(), json!({"type": "tap"})),
+                (eth0.clone(), json!({"mtu": 1500})),
+            ])
+        );
+        assert_eq!(scheduler.status(&tap).await.state, ValueState::Configured);
+        assert_eq!(scheduler.status(&bd).await.state, ValueState::Configured);
+        assert_eq!(scheduler.status(&eth0).await, obtained, "eth0 changed");
+        let timeline = scheduler.timeline(&eth0).await;
+        assert_eq!(
+            timeline.last().and_then(|t| t.error.as_deref()),
+            Some(refusal.as_str())
+        );
+
+        // Removing it is refused too; in revert mode nothing else of the transaction runs.
+        let error = scheduler
+            .transaction(
+                vec![(eth0.clone(), None), (interface("tun"), Some(json!({})))],
+                TxnOptions::revert(),
+            )
+            .await
+            .expect_err("eth0 is refused");
+        let TxnError::Failed { record, reverted } = error else {
+            panic!("the transaction did not run");
+        };
+        assert!(reverted);
+        assert_eq!(record.failures(), [(eth0.clone(), refusal)]);
+        assert!(!southbound.has(&interface("tun")));
+        assert_eq!(scheduler.status(&eth0).await, obtained, "eth0 changed");
+    }
 
     #[tokio::test]
     async fn the_last_change_of_a_key_in_one_transaction_wins() {

@@ -760,13 +760,31 @@ async fn host_interfaces_in_the_folder_are_obtained_and_resync_never_removes_the
         BTreeMap::from([(host_interface("eth0"), json!({"mtu": 1500}))])
     );
 
-    // The northbound can neither remove it nor configure another host interface.
+    // The northbound can neither remove it (refused, left as it is) nor configure another
+    // host interface.
+    let obtained = agent.scheduler.status(&host_interface("eth0")).await;
     let error = agent
         .scheduler
         .transaction(vec![delete(host_interface("eth0"))], TxnOptions::default())
         .await
         .expect_err("obtained");
-    assert!(matches!(error, TxnError::ObtainedKey(_)), "{error}");
+    let TxnError::Failed { record, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        record.failures(),
+        [(
+            host_interface("eth0"),
+            format!(
+                "{} is obtained from the southbound: a transaction cannot change it",
+                host_interface("eth0")
+            )
+        )]
+    );
+    assert_eq!(
+        agent.scheduler.status(&host_interface("eth0")).await,
+        obtained
+    );
     agent
         .scheduler
         .transaction(

@@ -144,18 +144,16 @@ fn answered(answer: TxnAnswer) -> Outcome {
     }
 }
 
-/// A transaction refused before it ran (a key owned by the other side) is refused for the
-/// keys its error names.
-fn refused(error: &reactor_host::api::ClientError, keys: &[&Key]) -> anyhow::Result<Outcome> {
+/// A notification refused before it ran (a key the scheduler manages) is refused for its
+/// key, if its error names it.
+fn refused(error: &reactor_host::api::ClientError, key: &Key) -> anyhow::Result<Outcome> {
     let message = error.to_string();
-    let named: Vec<Key> = keys
-        .iter()
-        .filter(|k| message.contains(&format!("key {k} ")))
-        .map(|k| (*k).clone())
-        .collect();
-    anyhow::ensure!(!named.is_empty(), "the agent's API failed: {message}");
+    anyhow::ensure!(
+        message.contains(&format!("key {key} ")),
+        "the agent's API failed: {message}"
+    );
     Ok(Outcome {
-        refused: named,
+        refused: vec![key.clone()],
         ..Outcome::default()
     })
 }
@@ -219,10 +217,8 @@ impl Harness for AgentHarness {
                     retry: retry(*retries),
                     ..TxnRequest::default()
                 };
-                match client.txn(&request).await {
-                    Ok(answer) => Ok(answered(answer)),
-                    Err(error) => refused(&error, &request.values.keys().collect::<Vec<_>>()),
-                }
+                // A value the southbound owns is one of the answer's failures.
+                Ok(answered(client.txn(&request).await?))
             }
             Action::Resync {
                 values,
@@ -237,7 +233,7 @@ impl Harness for AgentHarness {
             Action::DownstreamResync => Ok(answered(client.resync().await?)),
             Action::Notify(key, value) => match client.notify(key, value.clone()).await {
                 Ok(answer) => Ok(answered(answer)),
-                Err(error) => refused(&error, &[key]),
+                Err(error) => refused(&error, key),
             },
             Action::Wait(duration) => {
                 tokio::time::sleep(*duration).await;

@@ -46,7 +46,8 @@ impl<D> InProcess<D> {
     }
 }
 
-/// What a transaction's result reports: failed keys, refused ones, reverted or not.
+/// What a transaction's result reports: failed keys (values it refused included), keys a
+/// notification was refused for, reverted or not.
 pub fn outcome<T>(result: Result<T, TxnError>) -> Outcome {
     match result {
         Ok(_) => Outcome::default(),
@@ -55,7 +56,7 @@ pub fn outcome<T>(result: Result<T, TxnError>) -> Outcome {
             refused: Vec::new(),
             reverted,
         },
-        Err(TxnError::ObtainedKey(key) | TxnError::ManagedKey(key)) => Outcome {
+        Err(TxnError::ManagedKey(key)) => Outcome {
             refused: vec![key],
             ..Outcome::default()
         },

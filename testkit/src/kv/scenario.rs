@@ -87,8 +87,9 @@ pub enum Action {
 pub struct Expect {
     /// Keys the step reports as failed (empty: it succeeded).
     pub failed: Vec<Key>,
-    /// Keys the step was refused for before anything ran (a northbound change of an
-    /// obtained value, a notification of a managed one).
+    /// Keys the step was refused for before anything ran (a notification of a value the
+    /// scheduler manages; a transaction's change of an obtained value is one of its
+    /// failures instead, refused alone).
     pub refused: Vec<Key>,
     /// The failed transaction was reverted.
     pub reverted: bool,

@@ -96,10 +96,21 @@ fn is_zero(n: &u32) -> bool {
 }
 
 impl TxnRecord {
-    /// Executed operations that failed, with their errors.
+    /// Executed operations that failed, with their errors (Ligato's per-value errors of a
+    /// transaction), values refused by it included.
     pub fn failures(&self) -> Vec<(Key, String)> {
         self.executed
             .iter()
+            .filter_map(|op| op.error.clone().map(|e| (op.key.clone(), e)))
+            .collect()
+    }
+
+    /// The values the transaction refused without trying them ([`super::RefusedValue`]),
+    /// with why: the failed operations that left the southbound's own value OBTAINED.
+    pub fn refusals(&self) -> Vec<(Key, String)> {
+        self.executed
+            .iter()
+            .filter(|op| op.new_state == ValueState::Obtained)
             .filter_map(|op| op.error.clone().map(|e| (op.key.clone(), e)))
             .collect()
     }

@@ -81,19 +81,28 @@ pub enum Resync {
 /// Errors of transactions and notifications.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum TxnError {
-    /// Some values could not be applied; in best-effort mode the rest was applied and
-    /// retriable failures are retried; in revert mode everything applied was undone.
+    /// Some values could not be applied, or were refused ([`RefusedValue`]), each with its
+    /// error in the record ([`TxnRecord::failures`]); in best-effort mode the rest was
+    /// applied and retriable failures are retried; in revert mode everything applied was
+    /// undone.
     #[error("transaction {} failed for {}{}", .record.seq, describe_failures(.record), if *.reverted { ", reverted" } else { "" })]
     Failed {
         record: Box<TxnRecord>,
         reverted: bool,
     },
-    /// The northbound tried to change a value only the southbound owns.
-    #[error("key {0} is obtained from the southbound and cannot be changed by the northbound")]
-    ObtainedKey(Key),
     /// The northbound tried to notify a value the scheduler manages.
     #[error("key {0} is managed by the northbound and cannot be notified")]
     ManagedKey(Key),
+}
+
+/// Why a transaction refused one of its values without trying it. The value is left as it
+/// is, the refusal is recorded as its failed operation (a NOOP), and the rest of the
+/// transaction goes on (in revert mode, nothing of it is applied).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RefusedValue {
+    /// The value is the southbound's own (OBTAINED): only the southbound changes it.
+    #[error("{0} is obtained from the southbound: a transaction cannot change it")]
+    Obtained(Key),
 }
 
 fn describe_failures(record: &TxnRecord) -> String {

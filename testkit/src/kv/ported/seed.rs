@@ -425,19 +425,27 @@ fn obtained_and_managed_keys_are_refused() -> Scenario {
                     &[&format!("create {ETH1} NONEXISTENT->OBTAINED")],
                 )]),
             Step::new(
-                "the northbound cannot remove an obtained value",
-                txn(vec![(ETH1, None)]),
+                "the northbound cannot remove an obtained value: it alone is refused, the \
+                 rest of the transaction (an interface the scheduler manages) is applied",
+                txn(vec![(ETH1, None), (TAP0, Some(array(&[])))]),
             )
-            .refused(&[ETH1])
-            .ops(&[])
-            .southbound(vec![(ETH1, string("up"))])
-            .states(&[(ETH1, Obtained)])
-            .records(vec![]),
-            Step::new(
-                "an interface the scheduler manages",
-                txn(vec![(TAP0, Some(array(&[])))]),
-            )
-            .states(&[(TAP0, Configured)]),
+            .failed(&[ETH1])
+            .ops(&[&format!("create {TAP0}")])
+            .southbound(vec![(ETH1, string("up")), (TAP0, array(&[]))])
+            .states(&[(ETH1, Obtained), (TAP0, Configured)])
+            .records(vec![
+                TxnExpect::new(
+                    NbTransaction,
+                    &[
+                        &format!(
+                            "delete {ETH1} OBTAINED->OBTAINED noop ! {ETH1} is obtained from \
+                             the southbound: a transaction cannot change it"
+                        ),
+                        &format!("create {TAP0} NONEXISTENT->CONFIGURED"),
+                    ],
+                )
+                .as_planned(),
+            ]),
             Step::new(
                 "the southbound cannot notify a managed value away",
                 notify(TAP0, None),
