@@ -61,6 +61,20 @@ enum Command {
         #[arg(long, default_value = "bench/results/latest.json")]
         out: PathBuf,
     },
+    /// One side of the supply scenario's permission row, once (for an instruction count:
+    /// bench/permission-instructions.sh runs it under valgrind).
+    PermissionOnce {
+        /// The built components (scripts/build-components.sh OUT).
+        components: PathBuf,
+        /// The compiled-code cache to load from (warm it with a first run).
+        #[arg(long)]
+        cache: PathBuf,
+        #[arg(long, default_value_t = 500)]
+        objects: usize,
+        /// policy-rust with its declaration; otherwise undeclared.
+        #[arg(long)]
+        declared: bool,
+    },
     /// Renders a results file as Markdown with its plots (PNG, beside the page).
     Render {
         #[arg(long = "in", default_value = "bench/results/latest.json")]
@@ -103,6 +117,12 @@ async fn main() -> anyhow::Result<()> {
                 bail!("some scenarios failed (see {})", out.display());
             }
         }
+        Command::PermissionOnce {
+            components,
+            cache,
+            objects,
+            declared,
+        } => supply::permission_once(&components, &cache, objects, declared).await?,
         Command::Render {
             input,
             out,

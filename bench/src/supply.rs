@@ -308,6 +308,31 @@ fn declared_copy(wasm: &Path, dir: &Path) -> anyhow::Result<std::path::PathBuf> 
     Ok(declared)
 }
 
+/// One side of the permission row, once: `objects` Policies through policy-rust, declared
+/// (its `nimbus` calls checked against the declaration) or not, its compiled code from
+/// `cache`. `bench/permission-instructions.sh` runs it under valgrind to count the
+/// instructions each side executes, which other processes on the machine do not move.
+pub async fn permission_once(
+    components: &Path,
+    cache: &Path,
+    objects: usize,
+    declared: bool,
+) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let plain = components.join("policy-rust.wasm");
+    let wasm = match declared {
+        true => declared_copy(&plain, dir.path())?,
+        false => plain,
+    };
+    let (run, info) = permission_run(&wasm, objects, cache, declared).await?;
+    let host_calls = info.usage.map_or(0, |u| u.host_calls);
+    println!(
+        "{} objects, declared {declared}: {:.1} µs/object, {host_calls} host calls",
+        objects, run.wall
+    );
+    Ok(())
+}
+
 /// `rounds` runs of each, alternating (ABBA, so neither side always runs first).
 pub async fn permissions(
     components: &Path,

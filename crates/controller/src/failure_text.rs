@@ -43,10 +43,16 @@ impl FailureText {
     /// Writes the detail, if any, to `component`'s log at error level, headed by the
     /// object and the line: `reactor-host logs COMPONENT` shows the whole traceback.
     pub fn log(&self, component: &str, key: &reactor_core::object::ObjectKey) {
+        self.log_headed(component, &format!("{key} failed"));
+    }
+
+    /// Writes the detail, if any, to `component`'s log at error level, headed by `head` and
+    /// the line.
+    pub fn log_headed(&self, component: &str, head: &str) {
         let Some(detail) = &self.detail else {
             return;
         };
-        let message = format!("[host] {key} failed: {}\n{detail}", self.line);
+        let message = format!("[host] {head}: {}\n{detail}", self.line);
         reactor_runtime::log_for_component(component, reactor_runtime::LogLevel::Error, message);
     }
 }

@@ -7,6 +7,7 @@
 //! meanwhile does not show to it.
 
 use super::events::{EventType, Events};
+use super::failure_text::FailureText;
 use super::pending::Pending;
 use super::reactor::{Action, Failure, Reaction, Reactor, ShadowOutcome, ShadowStep};
 use super::rollbacks::record_rollback;
@@ -88,6 +89,11 @@ impl Beside {
                 Some(message) => Err(Failure::Permanent(message)),
                 None => shadowed,
             };
+            // Its traceback, if it sent one, in the component's log (the diff keeps a line).
+            if let Err(failure) = &shadowed {
+                let head = format!("shadow {} on {object} failed", version_of(&self.sha256));
+                FailureText::new(&failure.to_string()).log_headed(&verdicts.component, &head);
+            }
             let outcome = compare(
                 &served,
                 Run {
@@ -141,7 +147,7 @@ pub fn compare(serving: &Served, shadow: Run<'_>) -> ShadowOutcome {
     match (&serving.reaction, shadow.reaction) {
         (_, Err(failure)) => {
             // One line, as `lastError` shows a failure (a traceback is the guest's detail).
-            let text = super::failure_text::FailureText::new(&failure.to_string());
+            let text = FailureText::new(&failure.to_string());
             return ShadowOutcome::Failed(text.line);
         }
         (Ok(a), Ok(b)) if a != b => lines.push(format!("result: {} → {}", action(a), action(b))),

@@ -238,8 +238,11 @@ async fn a_newer_version_mid_rollout_rolls_out_to_every_object_again() {
 /// `gate`; the serving one names it as its shadow and keeps the outcomes compared.
 struct Mirror {
     context: EngineContext,
+    name: &'static str,
     /// Where its writes are kept: the component's name, or its shadow's.
     writes_as: String,
+    /// Fails with this message after its writes, if set.
+    fails: Option<&'static str>,
     gate: Option<Arc<tokio::sync::Semaphore>>,
     shadow: Option<Arc<Mirror>>,
     outcomes: Arc<Mutex<Vec<ShadowOutcome>>>,
@@ -276,7 +279,10 @@ impl Mirror {
         })
         .await
         .map_err(failed)?;
-        Ok(Action::Done)
+        match self.fails {
+            Some(message) => Err(Failure::Retry(message.into())),
+            None => Ok(Action::Done),
+        }
     }
 }
 
@@ -284,7 +290,7 @@ impl Mirror {
 impl Reactor for Mirror {
     fn info(&self) -> ReactorInfo {
         ReactorInfo {
-            name: "mirror".into(),
+            name: self.name.into(),
             kinds: vec!["Thing".into()],
             resync: None,
             handles_delete: false,
@@ -321,7 +327,9 @@ async fn a_shadow_still_running_holds_no_commit_back_and_reads_what_the_serving_
     let outcomes: Arc<Mutex<Vec<ShadowOutcome>>> = Arc::default();
     let mirror = |writes_as: String, gate, shadow| Mirror {
         context: context.clone(),
+        name: "mirror",
         writes_as,
+        fails: None,
         gate,
         shadow,
         outcomes: outcomes.clone(),
@@ -380,5 +388,59 @@ async fn a_shadow_still_running_holds_no_commit_back_and_reads_what_the_serving_
             .len(),
         1,
         "the shadow's writes were never committed"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_shadows_traceback_is_in_the_components_log_and_its_first_line_in_the_outcome() {
+    let store: Arc<dyn Store> = Arc::new(MemStore::default());
+    let context = EngineContext::new(store.clone(), ObjectLocks::default());
+    let outcomes: Arc<Mutex<Vec<ShadowOutcome>>> = Arc::default();
+    let name = "careless-mirror";
+    let shadow = Mirror {
+        context: context.clone(),
+        name,
+        writes_as: shadow_callback_name(name),
+        fails: Some(
+            "KeyError: 'plan'\nTraceback (most recent call last):\n  File \"app.py\", line 7",
+        ),
+        gate: None,
+        shadow: None,
+        outcomes: outcomes.clone(),
+    };
+    let serving = Mirror {
+        writes_as: name.into(),
+        fails: None,
+        shadow: Some(Arc::new(shadow)),
+        ..Mirror {
+            context: context.clone(),
+            name,
+            writes_as: String::new(),
+            fails: None,
+            gate: None,
+            shadow: None,
+            outcomes: outcomes.clone(),
+        }
+    };
+    let _controller = Reconciler::start(Arc::new(serving), context, ControllerOptions::default());
+    store.apply(vec![thing("t")]).await.expect("apply");
+    eventually_async("the shadow compared", Duration::from_secs(20), || {
+        !outcomes.lock().expect("lock").is_empty()
+    })
+    .await;
+    assert_eq!(
+        outcomes.lock().expect("lock").first(),
+        Some(&ShadowOutcome::Failed("KeyError: 'plan'".into()))
+    );
+    let logged: Vec<String> = reactor_host::runtime::log_ring::lines(name, 0, 100)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|line| line.message)
+        .collect();
+    assert!(
+        logged.iter().any(|m| m
+            .starts_with("[host] shadow a-shadow on Thing/t failed: KeyError: 'plan'")
+            && m.ends_with("line 7")),
+        "{logged:?}"
     );
 }
