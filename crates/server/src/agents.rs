@@ -3,7 +3,7 @@
 
 use super::auth::Caller;
 use super::auth::policy::act_for_agent;
-use super::openapi::{Compacted, Refused};
+use super::openapi::{BodyLate, Compacted, Refused};
 use super::{ApiError, AppState};
 use axum::body::{Bytes, HttpBody};
 use axum::extract::rejection::QueryRejection;
@@ -214,17 +214,28 @@ pub async fn feed(
     ))
 }
 
+/// The refusal of a report whose body did not arrive `within` its deadline.
+fn body_late(within: std::time::Duration) -> ApiError {
+    let mut error = ApiError::invalid(format!(
+        "the report's body did not arrive within {} of its share of the budget (serve --report-body-timeout): send it again",
+        humantime::format_duration(within)
+    ));
+    error.status = axum::http::StatusCode::REQUEST_TIMEOUT;
+    error
+}
+
 /// An agent's reports on its items. The request takes its share of the reporter's budget
 /// (`serve --reports-in-flight-bytes`), its body's declared length, before its body is read:
 /// while the reports in flight fill the budget, agents wait with their bodies unread (the
-/// connection holds them back) and the server's memory does not grow.
+/// connection holds them back) and the server's memory does not grow. A body that does not
+/// arrive within `serve --report-body-timeout` is refused (408) and its share freed.
 #[utoipa::path(
     operation_id = "agentReports",
     post,
     path = "/v1/nimbus/status",
     tag = "agents",
     request_body = ReportBody,
-    responses((status = 200, description = "How many reports were recorded", body = RecordedBody), Refused)
+    responses((status = 200, description = "How many reports were recorded", body = RecordedBody), Refused, BodyLate)
 )]
 pub async fn report(
     State(state): State<AppState>,
@@ -236,8 +247,11 @@ pub async fn report(
     let declared = request.body().size_hint().exact();
     let declared = declared.map_or(limit, |n| usize::try_from(n).unwrap_or(limit));
     let mut held = state.reporter.reserve(declared.min(limit)).await?;
-    let bytes = Bytes::from_request(request, &state)
+    // A body that does not come gives its share back (`serve --report-body-timeout`).
+    let within = state.report_body_timeout;
+    let bytes = tokio::time::timeout(within, Bytes::from_request(request, &state))
         .await
+        .map_err(|_| body_late(within))?
         .map_err(reactor_http::refused)?;
     held.shrink_to(bytes.len());
     let body: ReportBody = reactor_http::parse(&bytes)?;

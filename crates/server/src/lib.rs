@@ -86,6 +86,8 @@ pub struct ServerConfig {
     /// The budget of agents' reports in flight, in bytes of their requests' bodies: a
     /// report request waits, unread, until its share is free.
     pub reports_in_flight_bytes: usize,
+    /// How long a report request's body may take to arrive once its share is granted.
+    pub report_body_timeout: std::time::Duration,
     /// How far back agents' feeds can resume from the fan-out's log of item changes.
     pub fanout: reactor_nimbus::FanoutLimits,
     /// The API group the Kubernetes API serves kinds in when their Kind objects name none.
@@ -117,6 +119,8 @@ pub(crate) struct AppState {
     pub api_group: String,
     /// The largest request body any route reads (component uploads excepted).
     pub max_request_bytes: usize,
+    /// How long a report request's body may take to arrive once its share is granted.
+    pub report_body_timeout: std::time::Duration,
 }
 
 /// A bound, not yet running, server.
@@ -167,6 +171,7 @@ impl Server {
             fanout: reactor_nimbus::Fanout::start(config.store.clone(), config.fanout),
             api_group: config.api_group,
             max_request_bytes: config.max_request_bytes,
+            report_body_timeout: config.report_body_timeout,
         };
         Ok(Self {
             listener,

@@ -83,6 +83,15 @@ pub enum Compacted {
     Gone(ErrorBody),
 }
 
+/// What an agents' report may answer besides [`Refused`].
+#[derive(IntoResponses)]
+#[allow(dead_code)] // only its derived description is used
+pub enum BodyLate {
+    /// invalid: the body did not arrive within `serve --report-body-timeout`; send it again
+    #[response(status = 408)]
+    Late(ErrorBody),
+}
+
 /// The document itself, written once when the router is built.
 #[derive(Clone)]
 pub struct Document(pub bytes::Bytes);

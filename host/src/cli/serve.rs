@@ -99,6 +99,12 @@ pub struct ServeArgs {
     /// than the budget goes alone. At most 4 GiB.
     #[arg(long, default_value_t = crate::nimbus::DEFAULT_BYTES_IN_FLIGHT, value_parser = parse_budget)]
     pub reports_in_flight_bytes: usize,
+    /// How long a report request's body may take to arrive once its share of
+    /// `--reports-in-flight-bytes` is granted: one that does not is refused (408) and its
+    /// share freed, so a client that declares a body and never sends it holds nothing for
+    /// long.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub report_body_timeout: Duration,
     /// On etcd: the etcd server's `--max-txn-ops`. One apply, or one callback's writes, is one
     /// transaction: one of more objects is refused with an error naming this limit.
     #[arg(long, default_value_t = 128)]
@@ -379,6 +385,7 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
         }),
         max_request_bytes: crate::api::server::request_limit(args.max_object_bytes),
         reports_in_flight_bytes: args.reports_in_flight_bytes,
+        report_body_timeout: args.report_body_timeout,
         fanout: FanoutLimits::resuming(args.log_retention),
         api_group: args.api_group.clone(),
     })

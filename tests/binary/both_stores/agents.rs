@@ -385,6 +385,56 @@ fn reports_all_land_through_an_in_flight_budget_smaller_than_one_request() {
     });
 }
 
+#[test]
+fn a_report_whose_body_never_comes_is_refused_at_its_deadline_and_frees_its_share() {
+    // 256 bytes of budget; a request that declares 250 and sends nothing holds them until
+    // `--report-body-timeout` (1 s) refuses it.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = policy_host(
+        tmp.path(),
+        &[
+            "--reports-in-flight-bytes",
+            "256",
+            "--report-body-timeout",
+            "1s",
+        ],
+    );
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (http, url, token) = (host.http(), host.url.clone(), host.token());
+    let stalled = runtime.spawn(async move {
+        let never = futures::stream::pending::<Result<Vec<u8>, std::io::Error>>();
+        let response = http
+            .post(format!("{url}/v1/nimbus/status"))
+            .bearer_auth(token)
+            .header(reqwest::header::CONTENT_LENGTH, 250)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(reqwest::Body::wrap_stream(never))
+            .send()
+            .await
+            .expect("an answer");
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap_or_default())
+    });
+    let agent = Agent::start(&host, tmp.path(), "edge-1", &["role=edge"]);
+    apply(&host, &policy("p", "edge", &["r1", "r2"]));
+    let want = keys("p", &["r1", "r2"]);
+    converges(&agent, &want);
+    eventually("the agent's reports are back", 60, || {
+        let views = agents_json(&host);
+        (views.len() == 1 && views[0]["applied"] == want.len()).then_some(())
+    });
+    let within = std::time::Duration::from_secs(30);
+    let (status, body) = runtime
+        .block_on(async { tokio::time::timeout(within, stalled).await })
+        .expect("the stalled request is answered")
+        .expect("the request task");
+    assert_eq!(status, 408, "{body}");
+    assert!(
+        body.contains("the report's body did not arrive within 1s"),
+        "{body}"
+    );
+}
+
 /// Deletes Policy `name` while its reactor is absent and removes its finalizer by hand, as
 /// an operator would: nobody runs `on-delete`.
 fn delete_without_its_reactor(host: &Host, name: &str) {
