@@ -162,19 +162,13 @@ fn reported(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reactor_kvscheduler::testing::{host_interface, interface, route, scheduler};
+    use reactor_kvscheduler::testing::{interface, route, scheduler, with_obtained};
     use serde_json::json;
     use std::collections::BTreeMap;
 
     #[tokio::test]
     async fn an_item_on_a_key_the_southbound_owns_is_refused_alone() {
-        let (scheduler, southbound) = scheduler().await;
-        let eth0 = host_interface("eth0");
-        southbound.put_behind_back(&eth0, json!({"mtu": 1500}));
-        scheduler
-            .notify(eth0.clone(), Some(json!({"mtu": 1500})))
-            .await
-            .expect("notified");
+        let (scheduler, southbound, eth0) = with_obtained("eth0").await;
         let mut applier = SchedulerApplier::new(scheduler, TxnOptions::default());
         let outcomes = applier
             .apply_batch(vec![

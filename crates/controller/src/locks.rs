@@ -42,6 +42,11 @@ impl ObjectLocks {
         self.shards.as_ref().map(|s| s.gained())
     }
 
+    /// How many objects are locked now.
+    pub fn held(&self) -> usize {
+        self.held.lock().len()
+    }
+
     /// Locks `key`, or answers `None` if another callback holds it (or it is not ours).
     pub fn try_lock(&self, key: &ObjectKey) -> Option<ObjectGuard> {
         let permit = match &self.shards {

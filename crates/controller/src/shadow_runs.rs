@@ -1,9 +1,7 @@
 //! The shadow calls one reactor has in flight: at most one per object, and a bounded number.
 
-use parking_lot::Mutex;
+use super::locks::{ObjectGuard, ObjectLocks};
 use reactor_core::object::ObjectKey;
-use std::collections::HashSet;
-use std::sync::Arc;
 
 /// The objects a shadow version's call runs on now. The serving version's commit does not
 /// wait for its shadow's call, so without this a slow or looping shadow would pile calls up:
@@ -11,32 +9,20 @@ use std::sync::Arc;
 /// once (the object is compared on a later run).
 #[derive(Default)]
 pub struct ShadowRuns {
-    running: Arc<Mutex<HashSet<ObjectKey>>>,
+    running: ObjectLocks,
 }
 
 /// One shadow call in flight; it ends when this drops.
-pub struct InFlight {
-    running: Arc<Mutex<HashSet<ObjectKey>>>,
-    key: ObjectKey,
-}
+pub type InFlight = ObjectGuard;
 
 impl ShadowRuns {
-    /// Room for a shadow call on `key`, if none runs on it and fewer than `most` run.
+    /// Room for a shadow call on `key`, if none runs on it and fewer than `most` run (counted,
+    /// then locked: calls starting at once may pass the bound by as many, never more).
     pub fn start(&self, key: &ObjectKey, most: usize) -> Option<InFlight> {
-        let mut running = self.running.lock();
-        if running.len() >= most.max(1) || !running.insert(key.clone()) {
+        if self.running.held() >= most.max(1) {
             return None;
         }
-        Some(InFlight {
-            running: self.running.clone(),
-            key: key.clone(),
-        })
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.running.lock().remove(&self.key);
+        self.running.try_lock(key)
     }
 }
 

@@ -738,20 +738,14 @@ mod tests {
     use super::*;
     use crate::Operation;
     use crate::testing::{
-        bridge_domain, bridge_domain_descriptor, host_interface, interface, scheduler,
+        bridge_domain, bridge_domain_descriptor, interface, scheduler, with_obtained,
     };
     use serde_json::json;
     use std::collections::BTreeMap;
 
     #[tokio::test]
     async fn an_obtained_key_is_refused_alone_and_the_rest_is_applied() {
-        let (scheduler, southbound) = scheduler().await;
-        let eth0 = host_interface("eth0");
-        southbound.put_behind_back(&eth0, json!({"mtu": 1500}));
-        scheduler
-            .notify(eth0.clone(), Some(json!({"mtu": 1500})))
-            .await
-            .expect("notified");
+        let (scheduler, southbound, eth0) = with_obtained("eth0").await;
         let obtained = scheduler.status(&eth0).await;
         let (tap, bd) = (interface("tap"), bridge_domain("b1"));
         let changes = vec![

@@ -364,3 +364,17 @@ pub async fn scheduler() -> (KvScheduler, Arc<Southbound>) {
     }
     (scheduler, southbound)
 }
+
+/// [`scheduler`] with host interface `name` already in the southbound (MTU 1500) and notified:
+/// an OBTAINED value, the southbound's own. Answers its key too.
+pub async fn with_obtained(name: &str) -> (KvScheduler, Arc<Southbound>, Key) {
+    let (scheduler, southbound) = scheduler().await;
+    let key = host_interface(name);
+    let value = serde_json::json!({"mtu": 1500});
+    southbound.put_behind_back(&key, value.clone());
+    scheduler
+        .notify(key.clone(), Some(value))
+        .await
+        .expect("a notification of an external value");
+    (scheduler, southbound, key)
+}
