@@ -68,7 +68,7 @@ pub struct Beside {
     pub pending: Arc<Pending>,
     pub call: tokio::task::JoinHandle<Option<Reaction>>,
     /// Ends when the comparison is done.
-    pub in_flight: InFlight,
+    pub _in_flight: InFlight,
 }
 
 impl Beside {
@@ -82,34 +82,45 @@ impl Beside {
         object: ObjectKey,
     ) {
         tokio::spawn(async move {
-            let Some(shadowed) = within(self.call, SHADOW_GRACE).await else {
+            let mut beside = self;
+            let Some(shadowed) = within(&mut beside.call, SHADOW_GRACE).await else {
                 return;
             };
-            let shadowed = match self.pending.over_limit() {
+            let shadowed = match beside.pending.over_limit() {
                 Some(message) => Err(Failure::Permanent(message)),
                 None => shadowed,
             };
+            let sha256 = beside.sha256.clone();
             // Its traceback, if it sent one, in the component's log (the diff keeps a line).
             if let Err(failure) = &shadowed {
-                let head = format!("shadow {} on {object} failed", version_of(&self.sha256));
+                let head = format!("shadow {} on {object} failed", version_of(&sha256));
                 FailureText::new(&failure.to_string()).log_headed(&verdicts.component, &head);
             }
             let outcome = compare(
                 &served,
                 Run {
                     reaction: &shadowed,
-                    pending: &self.pending,
+                    pending: &beside.pending,
                 },
             );
-            drop(self.in_flight);
+            // The object takes a shadow call again while the verdict is acted on.
+            drop(beside);
             verdicts
-                .judge(serving.as_ref(), &self.sha256, &object, outcome)
+                .judge(serving.as_ref(), &sha256, &object, outcome)
                 .await
         });
     }
 
     /// Stops the shadow's call: the serving run has nothing to compare it with.
     pub fn abandon(self) {
+        drop(self);
+    }
+}
+
+/// A shadow's call is never left running unwatched: dropped unjudged (its serving run
+/// cancelled, or with nothing to compare), it is stopped.
+impl Drop for Beside {
+    fn drop(&mut self) {
         self.call.abort();
     }
 }
@@ -117,10 +128,10 @@ impl Beside {
 /// The shadow's result, waited for at most `grace`; past it, the call is stopped (its
 /// instance dropped with it, never reused) and answers a failure.
 async fn within(
-    mut call: tokio::task::JoinHandle<Option<Reaction>>,
+    call: &mut tokio::task::JoinHandle<Option<Reaction>>,
     grace: std::time::Duration,
 ) -> Option<Reaction> {
-    match tokio::time::timeout(grace, &mut call).await {
+    match tokio::time::timeout(grace, &mut *call).await {
         Ok(Ok(reaction)) => reaction,
         Ok(Err(e)) => Some(Err(Failure::Crashed(format!(
             "the shadow's call ended: {e}"
@@ -331,7 +342,7 @@ mod tests {
                 Some(Ok(Action::RequeueAfter(after)))
             })
         };
-        let shadowed = within(later(grace / 2), grace).await;
+        let shadowed = within(&mut later(grace / 2), grace).await;
         assert_eq!(shadowed, Some(Ok(Action::RequeueAfter(grace / 2))));
 
         // One that runs on is stopped at the grace: its task ends, dropping what it held.
@@ -341,7 +352,8 @@ mod tests {
             std::future::pending::<Option<Reaction>>().await
         });
         let started = tokio::time::Instant::now();
-        let Some(Err(Failure::Crashed(why))) = within(looping, grace).await else {
+        let mut looping = looping;
+        let Some(Err(Failure::Crashed(why))) = within(&mut looping, grace).await else {
             panic!("not abandoned");
         };
         assert!(why.starts_with("abandoned: still running 1s"), "{why}");

@@ -236,7 +236,7 @@ async fn beside(
         sha256,
         pending: shadow_pending,
         call,
-        in_flight,
+        _in_flight: in_flight,
     })
 }
 
