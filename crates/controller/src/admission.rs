@@ -1,13 +1,14 @@
 //! Admission: before an apply is stored, each document is checked against its kind's Kind
-//! object (schema, defaults) and validated by every reactor watching its kind.
+//! object (schema, defaults) and validated by every reactor of its kind. Users' applies and
+//! reactors' writes (`store.apply` in a callback) pass the same admission; a reactor's own
+//! `validate` does not judge its own writes.
 
-use super::engine::Engine;
+use super::context::EngineContext;
 use super::kinds::{Kinds, KindsError, Registered, is_host_kind};
 use async_trait::async_trait;
 use reactor_core::object::{ApplyRequest, KIND, Meta, Object};
-use reactor_store::StoreError;
+use reactor_store::{Store, StoreError};
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 /// Why an apply was not admitted.
 #[derive(Debug, thiserror::Error)]
@@ -52,20 +53,34 @@ pub trait Admission: Send + Sync + 'static {
     async fn admit(&self, requests: &mut [ApplyRequest]) -> Result<Vec<String>, AdmissionError>;
 }
 
+/// Who writes what is admitted.
+#[derive(Clone, Copy)]
+pub enum Writer<'a> {
+    /// An API client: every reactor of the kind validates.
+    User,
+    /// A callback of reactor `component`, reading through `store` (its pending writes):
+    /// every other reactor of the kind validates. Its own `validate` does not: the reactor
+    /// wrote the object by its own rules, and is busy in the callback that writes it.
+    Reactor {
+        component: &'a str,
+        store: &'a dyn Store,
+    },
+}
+
 /// The engine's admission: Kind objects, then the reactors' `validate`.
 pub struct Admitter {
-    engine: Arc<Engine>,
+    context: EngineContext,
     kinds: Kinds,
     /// Refuse kinds without a Kind object (`serve --strict-kinds`).
     strict: bool,
 }
 
 impl Admitter {
-    pub fn new(engine: Arc<Engine>, strict: bool) -> Self {
-        let kinds = Kinds::new(engine.context().store.clone());
+    /// The admission of the engine on `context`; `strict` refuses kinds without a Kind.
+    pub fn new(context: &EngineContext, strict: bool) -> Self {
         Self {
-            engine,
-            kinds,
+            kinds: Kinds::new(context.store.clone()),
+            context: context.clone(),
             strict,
         }
     }
@@ -124,6 +139,7 @@ impl Admitter {
     async fn check_kinds(
         &self,
         requests: &mut [ApplyRequest],
+        writer: Writer<'_>,
     ) -> Result<Vec<String>, AdmissionError> {
         let applied = self.kinds_applied(requests).await?;
         let mut looked_up: HashMap<String, Option<Registered>> = HashMap::new();
@@ -153,8 +169,12 @@ impl Admitter {
                         kind: request.kind.clone(),
                     });
                 }
-                let known = self.engine.expects_kind(&request.kind);
-                if !known && warned.insert(request.kind.clone()) {
+                // A reactor's writes carry no warnings back: nobody would read them.
+                let warn = matches!(writer, Writer::User);
+                if warn
+                    && !self.context.expects_kind(&request.kind)
+                    && warned.insert(request.kind.clone())
+                {
                     warnings.push(format!(
                         "document {document}: kind {} has no Kind object and no reactor reconciles or watches it; see reactor-host api-resources",
                         request.kind
@@ -189,21 +209,32 @@ fn kind_error(document: usize, error: KindsError) -> AdmissionError {
 
 #[async_trait]
 impl Admission for Admitter {
-    /// The kinds' schemas first (so reactors see the defaults), then every reactor watching a
-    /// document's kind validates it; the first refusal refuses the whole apply, naming the
-    /// document.
     async fn admit(&self, requests: &mut [ApplyRequest]) -> Result<Vec<String>, AdmissionError> {
-        let warnings = self.check_kinds(requests).await?;
+        self.admit_as(requests, Writer::User).await
+    }
+}
+
+impl Admitter {
+    /// The kinds' schemas first (so reactors see the defaults), then every reactor of a
+    /// document's kind (but the writer itself) validates it; the first refusal refuses the
+    /// whole apply, naming the document.
+    pub async fn admit_as(
+        &self,
+        requests: &mut [ApplyRequest],
+        writer: Writer<'_>,
+    ) -> Result<Vec<String>, AdmissionError> {
+        let warnings = self.check_kinds(requests, writer).await?;
+        let (except, store) = match writer {
+            Writer::User => (None, self.context.store.as_ref()),
+            Writer::Reactor { component, store } => (Some(component), store),
+        };
         for (i, request) in requests.iter().enumerate() {
             let document = i + 1;
-            let reactors = self.engine.reactors_for(&request.kind);
+            let reactors = self.context.validators_of(&request.kind, except);
             if reactors.is_empty() {
                 continue;
             }
-            let current = self
-                .engine
-                .context()
-                .store
+            let current = store
                 .get(&request.kind, &request.name)
                 .await
                 .map_err(|source| AdmissionError::Store { document, source })?;

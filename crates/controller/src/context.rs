@@ -4,11 +4,12 @@
 use super::events::Events;
 use super::locks::ObjectLocks;
 use super::pending::Callbacks;
+use super::reactor::{Reactor, ReactorInfo, Validators};
 use super::reflector::Reflectors;
 use reactor_core::object::ObjectKey;
 use reactor_nimbus::{ITEM_KIND, OWNER_NAME, ReportBook};
 use reactor_store::Store;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 
 /// The store the engine writes through, its shared reflector caches and the locks that keep
 /// two callbacks off one object.
@@ -22,6 +23,9 @@ pub struct EngineContext {
     pub callbacks: Arc<Callbacks>,
     /// Agents' latest reports on the items the engine's reactors published.
     pub reports: ReportBook,
+    /// The engine on this context, once it is made: who validates a kind, for users' and
+    /// guests' writes alike. Weak: the engine holds the context.
+    validators: Arc<OnceLock<Weak<dyn Validators>>>,
 }
 
 impl EngineContext {
@@ -35,7 +39,40 @@ impl EngineContext {
             locks,
             events: Events::default(),
             callbacks: Arc::default(),
+            validators: Arc::default(),
         }
+    }
+
+    /// The same context reading through `reflectors` instead (a test's caches).
+    pub fn with_reflectors(self, reflectors: Arc<Reflectors>) -> Self {
+        Self { reflectors, ..self }
+    }
+
+    /// Makes `validators` the one answering [`Self::validators_of`] (the engine, once).
+    pub(crate) fn set_validators(&self, validators: Weak<dyn Validators>) {
+        // An engine makes its context: a second engine on one context is a bug upstream,
+        // and the first one keeps answering.
+        let _ = self.validators.set(validators);
+    }
+
+    /// The reactors validating `kind`, but `except` (the writer's own component): none on a
+    /// context without an engine.
+    pub fn validators_of(
+        &self,
+        kind: &str,
+        except: Option<&str>,
+    ) -> Vec<(ReactorInfo, Arc<dyn Reactor>)> {
+        let Some(validators) = self.validators.get().and_then(Weak::upgrade) else {
+            return Vec::new();
+        };
+        let mut found = validators.validators_of(kind);
+        found.retain(|(info, _)| Some(info.name.as_str()) != except);
+        found
+    }
+
+    /// Whether a reactor of the engine reconciles or watches `kind`.
+    pub fn expects_kind(&self, kind: &str) -> bool {
+        (self.validators.get().and_then(Weak::upgrade)).is_some_and(|v| v.expects_kind(kind))
     }
 
     /// What `component`'s callback on `key` reads and writes through: its pending writes

@@ -7,7 +7,7 @@ use super::agents_gone::{self, RollUp};
 use super::context::EngineContext;
 use super::locks::ObjectLocks;
 use super::options::ControllerOptions;
-use super::reactor::{Reactor, ReactorInfo};
+use super::reactor::{Reactor, ReactorInfo, Validators};
 use super::reconciler::Reconciler;
 use super::rollout::RolloutPlan;
 use super::runtime_sink::RuntimeSink;
@@ -95,6 +95,9 @@ impl Engine {
         // Agents' reports reach the controllers from the report book.
         let sink: Arc<dyn ReportSink> = engine.clone();
         engine.context.reports.set_sink(Arc::downgrade(&sink));
+        // Admission (users' applies and guests' writes) asks the engine who validates a kind.
+        let validators: Arc<dyn Validators> = engine.clone();
+        engine.context.set_validators(Arc::downgrade(&validators));
         // An agent gone stops counting in the propagation of the owners it was pending for.
         if let [items, agents] = &engine.caches[..] {
             let target: Arc<dyn RollUp> = engine.clone();
@@ -288,17 +291,19 @@ impl Engine {
             f(&attached.controller);
         }
     }
+}
 
+impl Validators for Engine {
     /// Whether some reactor reconciles `kind` or watches it (owned children, references,
     /// selections): a kind someone expects, so an apply of it is no typo.
-    pub(super) fn expects_kind(&self, kind: &str) -> bool {
+    fn expects_kind(&self, kind: &str) -> bool {
         self.attached().values().any(|a| {
             let info = a.reactor.info();
             info.kinds.iter().any(|k| k == kind) || info.watches.iter().any(|w| w.kind() == kind)
         })
     }
 
-    pub(super) fn reactors_for(&self, kind: &str) -> Vec<(ReactorInfo, Arc<dyn Reactor>)> {
+    fn validators_of(&self, kind: &str) -> Vec<(ReactorInfo, Arc<dyn Reactor>)> {
         self.attached()
             .values()
             .map(|a| (a.reactor.info(), a.reactor.clone()))

@@ -2,8 +2,8 @@
 //! reflector caches where a kind is watched, writes go to the store, and `set-status` keeps
 //! the host-owned part of the primary object's status.
 
+use super::admission::{AdmissionError, Admitter, Writer};
 use super::context::EngineContext;
-use super::kinds::Kinds;
 use super::pending::Pending;
 use super::status::{merge_reactor_status, update_status};
 use super::wasm::report_to_guest;
@@ -20,15 +20,22 @@ use std::sync::Arc;
 
 pub struct EngineHost {
     context: EngineContext,
-    /// The Kind objects, so a reactor's children are defaulted and validated as a user's
-    /// applies are.
-    kinds: Kinds,
+    /// A reactor's writes pass the admission users' applies pass: their Kind's schema and
+    /// defaults, and the other reactors' `validate`.
+    admitter: Arc<Admitter>,
 }
 
 impl EngineHost {
+    /// The host of the engine on `context`, admitting as a server without `--strict-kinds`.
     pub fn new(context: EngineContext) -> Self {
-        let kinds = Kinds::new(context.store.clone());
-        Self { context, kinds }
+        let admitter = Arc::new(Admitter::new(&context, false));
+        Self::admitting(context, admitter)
+    }
+
+    /// The host of the engine on `context`, whose guests' writes pass `admitter` (the one
+    /// the server's API admits users' applies with).
+    pub fn admitting(context: EngineContext, admitter: Arc<Admitter>) -> Self {
+        Self { context, admitter }
     }
 }
 
@@ -177,17 +184,19 @@ impl ControllerHost for EngineHost {
         }
         let mut request = ApplyRequest::from(object);
         request.owner = Some(self.owner(caller)?);
-        let registered = self.kinds.lookup(&request.kind).await.map_err(|e| {
-            GuestStoreError::Unavailable(format!("the Kind of {}: {e}", request.kind))
-        })?;
-        if let Some(schema) = registered.and_then(|r| r.schema) {
-            schema.admit(&mut request.spec).map_err(|message| {
-                GuestStoreError::Invalid(format!("{}/{}: {message}", request.kind, request.name))
-            })?;
-        }
-        let mut applied = self
-            .store(caller)
-            .apply(vec![request])
+        let store = self.store(caller);
+        let writer = Writer::Reactor {
+            component: caller.component,
+            store: store.as_ref(),
+        };
+        let (kind, name) = (request.kind.clone(), request.name.clone());
+        let mut requests = [request];
+        self.admitter
+            .admit_as(&mut requests, writer)
+            .await
+            .map_err(|e| admission_error(&kind, &name, e))?;
+        let mut applied = store
+            .apply(Vec::from(requests))
             .await
             .map_err(guest_error)?;
         let applied = applied
@@ -333,6 +342,25 @@ fn owner(caller: InCallback<'_>) -> nimbus::Owner {
         kind: caller.primary.kind.clone(),
         name: caller.primary.name.clone(),
         component: caller.component.to_owned(),
+    }
+}
+
+/// A write the admission refused, as the guest hears it: the object named, the document not.
+fn admission_error(kind: &str, name: &str, error: AdmissionError) -> GuestStoreError {
+    match error {
+        AdmissionError::Refused {
+            reactor, message, ..
+        } => GuestStoreError::Invalid(format!("{kind}/{name}: refused by {reactor}: {message}")),
+        AdmissionError::Invalid { message, .. } => {
+            GuestStoreError::Invalid(format!("{kind}/{name}: {message}"))
+        }
+        AdmissionError::Unregistered { .. } => GuestStoreError::Invalid(format!(
+            "{kind}/{name}: kind {kind} has no Kind object, and this server refuses such kinds (serve --strict-kinds)"
+        )),
+        AdmissionError::Store { source, .. } => guest_error(source),
+        AdmissionError::Kind { message, .. } => {
+            GuestStoreError::Unavailable(format!("the Kind of {kind}: {message}"))
+        }
     }
 }
 

@@ -44,7 +44,7 @@ mod wasm;
 mod watches;
 mod worker;
 
-pub use admission::{Admission, AdmissionError, Admitter};
+pub use admission::{Admission, AdmissionError, Admitter, Writer};
 pub use approvals::{APPROVAL_KIND, ApprovalError, Approvals, record_approval};
 pub use context::EngineContext;
 pub use engine::Engine;

@@ -94,3 +94,13 @@ pub trait Reactor: Send + Sync + 'static {
         Ok(Action::Done)
     }
 }
+
+/// The reactors that validate a kind: those whose kinds include it. The engine answers for
+/// the reactors attached to it (see [`crate::EngineContext::validators_of`]).
+pub trait Validators: Send + Sync + 'static {
+    /// Each reactor whose kinds include `kind`, with its description.
+    fn validators_of(&self, kind: &str) -> Vec<(ReactorInfo, std::sync::Arc<dyn Reactor>)>;
+
+    /// Whether a reactor reconciles or watches `kind` (an apply of it is expected).
+    fn expects_kind(&self, kind: &str) -> bool;
+}

@@ -318,7 +318,12 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
     };
     let engine = Engine::with_locks(engine_store, options, locks);
     let mut runtime_config = RuntimeConfig::new(&args.data);
-    runtime_config.host = Arc::new(EngineHost::new(engine.context().clone()));
+    // Users' applies and reactors' writes pass one admission.
+    let admitter = Arc::new(Admitter::new(engine.context(), args.strict_kinds));
+    runtime_config.host = Arc::new(EngineHost::admitting(
+        engine.context().clone(),
+        admitter.clone(),
+    ));
     // The serving and replaced versions of each component, so that one rolled back to
     // serves again after a restart.
     runtime_config.versions_dir = Some(args.data.join("versions"));
@@ -375,7 +380,7 @@ pub async fn run(mut args: ServeArgs, global: &ClientArgs) -> anyhow::Result<()>
         ca: tls.is_some().then_some(ca),
         audit: Some(args.data.join("audit.log")),
         store,
-        admission: Some(Arc::new(Admitter::new(engine.clone(), args.strict_kinds))),
+        admission: Some(admitter),
         events: Some(engine.context().events.clone()),
         reports: Some(engine.context().reports.clone()),
         components: Some(ComponentsApi {

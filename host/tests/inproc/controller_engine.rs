@@ -477,10 +477,10 @@ async fn a_delete_made_while_no_controller_runs_is_delivered_after_restart() {
 
     // A new controller with nothing in memory, as after kill -9.
     let fresh = Recorder::new(true, ok());
-    let shared = EngineContext {
-        reflectors: Arc::new(Reflectors::new(w.store.clone())),
-        ..w.shared.clone()
-    };
+    let shared = w
+        .shared
+        .clone()
+        .with_reflectors(Arc::new(Reflectors::new(w.store.clone())));
     let _controller = Reconciler::start(fresh.clone(), shared, options(2));
     let deadline = Instant::now() + Duration::from_secs(10);
     while store.get("Thing", "keep").await.expect("get").is_some() {
@@ -622,10 +622,10 @@ async fn a_handled_delete_is_not_handled_again_while_the_cache_still_shows_the_o
         list_lag: Duration::ZERO,
         kind_lag: Duration::ZERO,
     });
-    let shared = EngineContext {
-        reflectors: Arc::new(Reflectors::new(lagging)),
-        ..w.shared.clone()
-    };
+    let shared = w
+        .shared
+        .clone()
+        .with_reflectors(Arc::new(Reflectors::new(lagging)));
     // Resyncs far more often than the cache catches up: runs on the object keep coming while
     // the cache still shows it deleting after our own finalizer removal released it.
     let mut recorder = Recorder::new(true, ok());
@@ -741,10 +741,7 @@ async fn no_callback_runs_before_the_watched_kinds_cache_has_loaded() {
         kind_lag: Duration::ZERO,
     });
     let reflectors = Arc::new(Reflectors::new(slow));
-    let shared = EngineContext {
-        reflectors: reflectors.clone(),
-        ..w.shared.clone()
-    };
+    let shared = w.shared.clone().with_reflectors(reflectors.clone());
     let reader = Arc::new(PlanReader {
         reflectors,
         found: Mutex::new(Vec::new()),
@@ -1141,10 +1138,7 @@ fn items_lagging(w: &World) -> EngineContext {
         kind_lag: Duration::from_millis(400),
     });
     let reflectors = Reflectors::new(lagging).indexing(ITEM_KIND, OWNER_NAME);
-    EngineContext {
-        reflectors: Arc::new(reflectors),
-        ..w.shared.clone()
-    }
+    w.shared.clone().with_reflectors(Arc::new(reflectors))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -147,6 +147,56 @@ fn a_guest_writes_only_what_it_owns_and_never_host_kinds() {
     assert!(listed.contains("reserved to the host"), "{listed}");
 }
 
+/// One admission for users and reactors: a guest's write of a kind another reactor
+/// validates is judged by that reactor's `validate`, as a user's apply is. The misbehave guest
+/// writes a `Policy` with no rules: policy-rust refuses it, nothing is stored, and the guest's
+/// reconcile fails naming the refusing reactor; a kind nobody validates is written.
+#[test]
+fn a_guests_write_is_validated_by_the_reactor_of_its_kind() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let data = tmp.path().join("data");
+    reactor_testkit::install("misbehave", &data.join("components"));
+    reactor_testkit::install("policy-rust", &data.join("components"));
+    let host = Host::start(&data, &[]);
+    host.wait_ready("misbehave");
+    host.wait_ready("policy-rust");
+    // A user's apply of the same object is refused by the same reactor.
+    let user = host.cli_with_stdin(
+        &["apply", "-f", "-"],
+        Some("kind: Policy\nname: forged\nspec: {forged: true}\n"),
+    );
+    assert!(
+        !user.status.success(),
+        "a user's Policy without rules is refused"
+    );
+    assert!(
+        stderr(&user).contains("refused by policy-rust"),
+        "{}",
+        stderr(&user)
+    );
+    let orders = "kind: Chaos\nname: forge\nspec: {do: write, kind: Policy, name: forged}\n---\n\
+                  kind: Chaos\nname: free\nspec: {do: write, kind: Gadget, name: free}\n";
+    reactor_testkit::policy::apply(&host, orders);
+    let error = eventually("the guest's Policy is refused", 30, || {
+        let object = reactor_testkit::get_json(&host, &["Chaos", "forge"]);
+        object["status"]["reconcile"]["misbehave"]["lastError"]
+            .as_str()
+            .map(str::to_owned)
+    });
+    assert!(
+        error.contains("Invalid")
+            && error.contains("Policy/forged: refused by policy-rust: policy has no rules"),
+        "{error}"
+    );
+    let wrote = eventually("the guest's Gadget is written", 30, || {
+        let object = reactor_testkit::get_json(&host, &["Chaos", "free"]);
+        object["status"]["wrote"].as_str().map(str::to_owned)
+    });
+    assert_eq!(wrote, "Gadget/free");
+    let policies = reactor_testkit::get_json(&host, &["Policy"]);
+    assert_eq!(policies["items"], json!([]), "no Policy was stored");
+}
+
 #[test]
 fn api_apply_with_a_stale_revision_is_a_conflict_and_changes_nothing() {
     let tmp = tempfile::tempdir().expect("tempdir");

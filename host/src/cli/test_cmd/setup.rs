@@ -79,7 +79,7 @@ impl Host {
             anyhow::bail!("{file}: {error}");
         }
         let following = engine.follow(&runtime);
-        let admitter = Admitter::new(engine.clone(), false);
+        let admitter = Admitter::new(engine.context(), false);
         Ok(Self {
             store,
             engine,
