@@ -151,31 +151,40 @@ for dir in "${python_dirs[@]}"; do
     stamp "$name" "$hash"
 done
 
-# JavaScript: every folder of examples/ with a package.json whose "main" is the module to
-# componentize (world `controller`). No WASI http: the host grants no network.
-for dir in "$root"/examples/*/; do
+# JavaScript: every folder of examples/ (and of guests/, with the test guests) with a
+# package.json whose "main" is the module to componentize (world `controller`). No WASI
+# http: the host grants no network. A test guest has no lockfile of its own: it is built by
+# the componentize-js of examples/policy-js's.
+js_dirs=("$root"/examples/*/)
+if $test_guests; then
+    js_dirs+=("$root"/guests/*/)
+fi
+for dir in "${js_dirs[@]}"; do
     [ -f "$dir/package.json" ] || continue
     name="$(basename "$dir")"
-    wanted "$name" || continue
+    folder="$(basename "$(dirname "$dir")")/$name"
+    [ "$folder" = "guests/$name" ] || wanted "$name" || continue
     main="$(node -p "require('$dir/package.json').main")"
-    lock_hash="$(sha256sum "$dir/package-lock.json" | cut -c1-16)"
+    tools="$dir"
+    [ -f "$tools/package-lock.json" ] || tools="$root/examples/policy-js/"
+    lock_hash="$(sha256sum "$tools/package-lock.json" | cut -c1-16)"
     modules="$REACTOR_TOOLS/npm-$lock_hash"
     if [ ! -f "$modules/.installed" ]; then
         rm -rf "$modules"
         mkdir -p "$modules"
-        cp "$dir/package.json" "$dir/package-lock.json" "$modules/"
+        cp "$tools/package.json" "$tools/package-lock.json" "$modules/"
         # `npm ci` would refuse this lockfile: jco-node-fs 0.3.2 names optional platform
         # packages (win32, musl) that the registry does not serve, which `npm install`
         # skips. `npm install --no-save` installs the lockfile's versions and changes nothing.
         (cd "$modules" && npm install --no-save --no-audit --no-fund --loglevel=error >&2)
         touch "$modules/.installed"
     fi
-    hash="$(inputs_hash "examples/$name" sdk/js wit; echo "$lock_hash")"
+    hash="$(inputs_hash "$folder" sdk/js wit; echo "$lock_hash")"
     hash="$(echo "$hash" | sha256sum | cut -d' ' -f1)"
     fresh "$name" "$hash" && { echo "$out/$name.wasm"; continue; }
     # componentize-js resolves relative imports from its working directory: the repo root.
     (cd "$root" && "$modules/node_modules/.bin/componentize-js" --wit wit -n controller \
-        -d http -d fetch-event -o "$out/.$name.wasm.tmp" "examples/$name/$main" >/dev/null)
+        -d http -d fetch-event -o "$out/.$name.wasm.tmp" "$folder/$main" >/dev/null)
     mv "$out/.$name.wasm.tmp" "$out/$name.wasm"
     stamp "$name" "$hash"
 done

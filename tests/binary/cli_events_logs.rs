@@ -1,8 +1,8 @@
 //! Events and logs of a failing reactor (guests/misbehave) through the real binary:
 //! `reactor-host events [KIND [NAME]]` shows its errors with counts, `logs COMPONENT` (and
-//! `-f`) what it printed, and `GET /v1/events` the same as JSON. A Python reactor's
-//! unexpected exception (guests/careless-python) is one line in status, its traceback in
-//! the event and the component's log.
+//! `-f`) what it printed, and `GET /v1/events` the same as JSON. A Python or JavaScript
+//! reactor's unexpected exception (guests/careless-python, guests/careless-js) is one line in
+//! status, its traceback in the event and the component's log.
 
 use reactor_testkit::{Host, assert_fails_with, eventually, stderr, stdout, table_rows};
 
@@ -146,11 +146,12 @@ fn a_failing_reactor_shows_its_events_and_its_log_lines() {
     );
 }
 
-/// The line of guests/careless-python/app.py that raises.
-fn raising_line() -> usize {
-    let app =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../guests/careless-python/app.py");
-    let source = std::fs::read_to_string(&app).expect("read app.py");
+/// The line of `guests/FILE` marked as the one that raises.
+fn raising_line(file: &str) -> usize {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../guests")
+        .join(file);
+    let source = std::fs::read_to_string(&path).expect("read the guest's source");
     source
         .lines()
         .position(|l| l.contains("the line a test looks for"))
@@ -158,22 +159,27 @@ fn raising_line() -> usize {
         + 1
 }
 
+/// A server with test guest `reactor`, ready. Installed once the server listens: a Python
+/// or JavaScript build may take a minute in a debug build, longer than a server may take to
+/// print its address.
+fn serving(data: &std::path::Path, reactor: &str) -> Host {
+    std::fs::create_dir_all(data.join("components")).expect("components folder");
+    let host = Host::start(data, &[]);
+    reactor_testkit::install(reactor, &host.components_dir());
+    eventually(&format!("{reactor} is ready"), 240, || {
+        stdout(&host.cli(&["components"]))
+            .lines()
+            .any(|l| l.starts_with(&format!("{reactor} ")) && l.contains("ready"))
+            .then_some(())
+    });
+    host
+}
+
 #[test]
 fn a_python_exception_is_one_line_in_status_and_its_traceback_in_the_event_and_the_log() {
     const REACTOR: &str = "careless-python";
     let tmp = tempfile::tempdir().expect("tempdir");
-    let data = tmp.path().join("data");
-    // Installed once the server listens: a Python build compiles for up to a minute in a
-    // debug build, longer than a server may take to print its address.
-    std::fs::create_dir_all(data.join("components")).expect("components folder");
-    let host = Host::start(&data, &[]);
-    reactor_testkit::install(REACTOR, &host.components_dir());
-    eventually(&format!("{REACTOR} is ready"), 240, || {
-        stdout(&host.cli(&["components"]))
-            .lines()
-            .any(|l| l.starts_with(&format!("{REACTOR} ")) && l.contains("ready"))
-            .then_some(())
-    });
+    let host = serving(&tmp.path().join("data"), REACTOR);
     apply(
         &host,
         "kind: Careless\nname: fine\nspec: {plan: gold}\n---\n\
@@ -192,7 +198,10 @@ fn a_python_exception_is_one_line_in_status_and_its_traceback_in_the_event_and_t
     });
 
     // The event: the line, then the traceback down to the line that raised.
-    let frame = format!("app.py\", line {}, in cpu_of", raising_line());
+    let frame = format!(
+        "app.py\", line {}, in cpu_of",
+        raising_line("careless-python/app.py")
+    );
     let message = eventually("bronze's event", 30, || {
         let out = host.cli(&["events", "Careless", "bronze", "-o", "json"]);
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
@@ -230,4 +239,66 @@ fn a_python_exception_is_one_line_in_status_and_its_traceback_in_the_event_and_t
         "{logs}"
     );
     assert!(!logs.contains("Careless/fine"), "{logs}");
+}
+
+/// The same for JavaScript (guests/careless-js, built by componentize-js): a TypeError from a
+/// property read is one line in status, and its stack, down to the line that threw, is in the
+/// event and the component's log.
+#[test]
+fn a_javascript_exception_is_one_line_in_status_and_its_stack_in_the_event_and_the_log() {
+    const REACTOR: &str = "careless-js";
+    const LINE: &str = "TypeError: can't access property \"cpu\", PLANS[plan] is undefined";
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = serving(&tmp.path().join("data"), REACTOR);
+    apply(
+        &host,
+        "kind: CarelessJs\nname: fine\nspec: {plan: gold}\n---\n\
+         kind: CarelessJs\nname: bronze\nspec: {plan: bronze}\n",
+    );
+
+    let last_error = eventually("bronze failed", 60, || {
+        let o = host.object("CarelessJs", "bronze")?;
+        let error = o["status"]["reconcile"][REACTOR]["lastError"].as_str()?;
+        Some(error.to_owned())
+    });
+    assert_eq!(last_error, LINE);
+    eventually("fine succeeded", 30, || {
+        (host.object("CarelessJs", "fine")?["status"]["cpu"] == 4).then_some(())
+    });
+
+    // The event: the line, then the stack, innermost frame first: the line that threw.
+    let frame = format!(
+        "cpuOf@guests/careless-js/careless.js:{}:",
+        raising_line("careless-js/careless.js")
+    );
+    let message = eventually("bronze's event", 30, || {
+        let out = host.cli(&["events", "CarelessJs", "bronze", "-o", "json"]);
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+        Some(json[0]["message"].as_str()?.to_owned())
+    });
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(lines.first(), Some(&LINE), "{message}");
+    assert_eq!(lines.get(1), Some(&LINE), "the stack's head: {message}");
+    assert!(
+        lines.get(2).is_some_and(|l| l.starts_with(&frame)),
+        "{frame} first in {message}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("onCreate@guests/careless-js/careless.js:")),
+        "{message}"
+    );
+
+    // The component's log: the same stack, headed by the object, at error level.
+    let logs = eventually("the stack is logged", 30, || {
+        let text = stdout(&host.cli(&["logs", REACTOR]));
+        text.contains(&frame).then_some(text)
+    });
+    assert!(
+        logs.lines().any(|l| l.contains(" error ")
+            && l.ends_with(&format!("[host] CarelessJs/bronze failed: {LINE}"))),
+        "{logs}"
+    );
+    assert!(!logs.contains("CarelessJs/fine"), "{logs}");
 }
