@@ -6,8 +6,8 @@
 use async_trait::async_trait;
 use futures::StreamExt;
 use reactor_host::controller::{
-    Action, Backoff, ControllerOptions, Engine, EngineContext, Failure, ObjectLocks, Reaction,
-    Reactor, ReactorInfo, Reconciler, Reflectors, Watch, finalizer_of, status,
+    Action, Backoff, Controller, ControllerOptions, Engine, EngineContext, Failure, ObjectLocks,
+    Reaction, Reactor, ReactorInfo, Reflectors, Watch, finalizer_of, status,
 };
 use reactor_host::nimbus::{
     AgentReport, ITEM_KIND, ItemTarget, OWNER_NAME, Owner, ReportState, Reporter, items_of,
@@ -184,7 +184,7 @@ async fn no_two_callbacks_on_one_object_under_concurrency_8() {
     let w = world();
     let mut recorder = Recorder::new(false, ok());
     Arc::get_mut(&mut recorder).expect("unique").work = Duration::from_millis(2);
-    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(8));
+    let _controller = Controller::start(recorder.clone(), w.shared.clone(), options(8));
     for round in 0..20 {
         let batch: Vec<_> = (0..4)
             .map(|i| thing(&format!("t{i}"), json!({"round": round})))
@@ -242,7 +242,7 @@ async fn no_two_callbacks_on_one_object_under_concurrency_8() {
 async fn rapid_create_update_delete_never_deletes_before_create() {
     let w = world();
     let recorder = Recorder::new(true, ok());
-    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(4));
+    let _controller = Controller::start(recorder.clone(), w.shared.clone(), options(4));
     for i in 0..20 {
         let name = format!("r{i}");
         w.store
@@ -315,7 +315,7 @@ async fn a_failing_reactor_is_retried_with_growing_delays_until_it_succeeds() {
     );
     let mut opts = options(2);
     opts.backoff.base = Duration::from_millis(50);
-    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), opts);
+    let _controller = Controller::start(recorder.clone(), w.shared.clone(), opts);
     w.store
         .apply(vec![thing("flaky", json!(1))])
         .await
@@ -366,7 +366,7 @@ async fn a_permanent_error_stops_retries_and_shows_in_status() {
         false,
         Box::new(|_, _| Err(Failure::Permanent("bad spec".into()))),
     );
-    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(2));
+    let _controller = Controller::start(recorder.clone(), w.shared.clone(), options(2));
     w.store
         .apply(vec![thing("broken", json!(1))])
         .await
@@ -402,7 +402,7 @@ async fn requeue_after_runs_the_object_again() {
             })
         }),
     );
-    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(2));
+    let _controller = Controller::start(recorder.clone(), w.shared.clone(), options(2));
     w.store
         .apply(vec![thing("poll", json!(1))])
         .await
@@ -426,7 +426,7 @@ async fn resync_re_runs_every_object_at_its_period() {
     let w = world();
     let mut recorder = Recorder::new(false, ok());
     Arc::get_mut(&mut recorder).expect("unique").info.resync = Some(Duration::from_secs(60));
-    let _controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(2));
+    let _controller = Controller::start(recorder.clone(), w.shared.clone(), options(2));
     w.store
         .apply(vec![thing("a", json!(1)), thing("b", json!(1))])
         .await
@@ -447,7 +447,7 @@ async fn resync_re_runs_every_object_at_its_period() {
 async fn a_delete_made_while_no_controller_runs_is_delivered_after_restart() {
     let w = world();
     let recorder = Recorder::new(true, ok());
-    let controller = Reconciler::start(recorder.clone(), w.shared.clone(), options(2));
+    let controller = Controller::start(recorder.clone(), w.shared.clone(), options(2));
     w.store
         .apply(vec![thing("keep", json!(1))])
         .await
@@ -481,7 +481,7 @@ async fn a_delete_made_while_no_controller_runs_is_delivered_after_restart() {
         .shared
         .clone()
         .with_reflectors(Arc::new(Reflectors::new(w.store.clone())));
-    let _controller = Reconciler::start(fresh.clone(), shared, options(2));
+    let _controller = Controller::start(fresh.clone(), shared, options(2));
     let deadline = Instant::now() + Duration::from_secs(10);
     while store.get("Thing", "keep").await.expect("get").is_some() {
         assert!(Instant::now() < deadline, "the object was never released");
@@ -630,7 +630,7 @@ async fn a_handled_delete_is_not_handled_again_while_the_cache_still_shows_the_o
     // the cache still shows it deleting after our own finalizer removal released it.
     let mut recorder = Recorder::new(true, ok());
     Arc::get_mut(&mut recorder).expect("unique").info.resync = Some(Duration::from_millis(20));
-    let _controller = Reconciler::start(recorder.clone(), shared, options(2));
+    let _controller = Controller::start(recorder.clone(), shared, options(2));
     w.store
         .apply(vec![thing("keep", json!(1))])
         .await
@@ -746,7 +746,7 @@ async fn no_callback_runs_before_the_watched_kinds_cache_has_loaded() {
         reflectors,
         found: Mutex::new(Vec::new()),
     });
-    let _controller = Reconciler::start(reader.clone(), shared, options(2));
+    let _controller = Controller::start(reader.clone(), shared, options(2));
     eventually("the Tenant was reconciled", || {
         !reader.found.lock().expect("lock").is_empty()
     })
@@ -1150,7 +1150,7 @@ async fn a_callback_reading_the_item_cache_sees_what_its_last_commit_published()
     let publisher = Arc::new(RulePublisher {
         context: shared.clone(),
     });
-    let _controller = Reconciler::start(publisher, shared, options(2));
+    let _controller = Controller::start(publisher, shared, options(2));
     let store = w.store.clone();
     let reconciled = |generation: u64| {
         let store = store.clone();
@@ -1209,7 +1209,7 @@ async fn an_item_the_lagging_cache_does_not_show_yet_is_not_taken_from_its_owner
     let publisher = Arc::new(RulePublisher {
         context: shared.clone(),
     });
-    let _controller = Reconciler::start(publisher, shared, options(2));
+    let _controller = Controller::start(publisher, shared, options(2));
     w.store
         .apply(vec![thing("p", json!({"rules": ["a"]}))])
         .await

@@ -6,8 +6,8 @@
 
 use async_trait::async_trait;
 use reactor_host::controller::{
-    Action, ControllerOptions, EngineContext, Failure, ObjectLocks, Reaction, Reactor, ReactorInfo,
-    Reconciler, RolloutPlan, RolloutSink, ShadowOutcome, ShadowStep, shadow_callback_name, status,
+    Action, Controller, ControllerOptions, EngineContext, Failure, ObjectLocks, Reaction, Reactor,
+    ReactorInfo, RolloutPlan, RolloutSink, ShadowOutcome, ShadowStep, shadow_callback_name, status,
 };
 use reactor_host::object::{ApplyRequest, Object, Selector};
 use reactor_host::runtime::{RolloutInfo, RolloutPhase};
@@ -110,13 +110,13 @@ fn count(runs: &Runs, version: &str) -> usize {
 }
 
 /// `n` Things on an in-memory store, each created by version v1 of the reactor.
-async fn started_at_v1(n: usize) -> (Arc<dyn Store>, Runs, Reconciler) {
+async fn started_at_v1(n: usize) -> (Arc<dyn Store>, Runs, Controller) {
     let store: Arc<dyn Store> = Arc::new(MemStore::default());
     let requests = (0..n).map(|i| thing(&format!("t{i:03}"))).collect();
     store.apply(requests).await.expect("apply");
     let runs: Runs = Arc::default();
     let context = EngineContext::new(store.clone(), ObjectLocks::default());
-    let controller = Reconciler::start(
+    let controller = Controller::start(
         Versioned::new("v1", &runs),
         context,
         ControllerOptions::default(),
@@ -336,7 +336,7 @@ async fn a_shadow_still_running_holds_no_commit_back_and_reads_what_the_serving_
     };
     let shadow = mirror(shadow_callback_name("mirror"), Some(gate.clone()), None);
     let serving = mirror("mirror".into(), None, Some(Arc::new(shadow)));
-    let _controller = Reconciler::start(
+    let _controller = Controller::start(
         Arc::new(serving),
         context.clone(),
         ControllerOptions::default(),
@@ -422,7 +422,7 @@ async fn a_failing_shadows_traceback_is_in_the_components_log_and_its_first_line
             outcomes: outcomes.clone(),
         }
     };
-    let _controller = Reconciler::start(Arc::new(serving), context, ControllerOptions::default());
+    let _controller = Controller::start(Arc::new(serving), context, ControllerOptions::default());
     store.apply(vec![thing("t")]).await.expect("apply");
     eventually_async("the shadow compared", Duration::from_secs(20), || {
         !outcomes.lock().expect("lock").is_empty()

@@ -7,8 +7,8 @@
 
 use async_trait::async_trait;
 use reactor_host::controller::{
-    Action, Backoff, ControllerOptions, EngineContext, Failure, ObjectLocks, Reaction, Reactor,
-    ReactorInfo, Reconciler, status,
+    Action, Backoff, Controller, ControllerOptions, EngineContext, Failure, ObjectLocks, Reaction,
+    Reactor, ReactorInfo, status,
 };
 use reactor_host::nimbus::{ITEM_KIND, ItemTarget, NimbusError, Owner, items_of, publish};
 use reactor_host::object::{ApplyRequest, Object, Revision, Selector};
@@ -242,7 +242,7 @@ async fn a_callback_that_returns_an_error_keeps_none_of_its_writes() {
     let w = world();
     let context = EngineContext::new(w.store.clone(), ObjectLocks::default());
     let publisher = Publisher::new(&context, true);
-    let _controller = Reconciler::start(publisher.clone(), context, options(1000));
+    let _controller = Controller::start(publisher.clone(), context, options(1000));
     apply_thing(w.store.as_ref(), "t", json!({"count": 5, "fail": true})).await;
     let object = until(w.store.as_ref(), "t", "three failed attempts", |o| {
         reconcile(o).attempts >= 3
@@ -275,7 +275,7 @@ async fn a_callback_over_its_limit_keeps_none_of_its_writes_and_fails_for_good()
     let w = world();
     let context = EngineContext::new(w.store.clone(), ObjectLocks::default());
     let publisher = Publisher::new(&context, false);
-    let _controller = Reconciler::start(publisher.clone(), context, options(10));
+    let _controller = Controller::start(publisher.clone(), context, options(10));
     // It goes on past the refusal of its 11th write and returns `done`: nothing lands anyway.
     let spec = json!({"count": 25, "ignoreRefusals": true});
     apply_thing(w.store.as_ref(), "big", spec).await;
@@ -325,7 +325,7 @@ async fn a_list_over_the_limit_goes_out_over_requeues_and_is_withdrawn_within_it
     });
     let context = EngineContext::new(capped.clone(), ObjectLocks::default());
     let publisher = Publisher::new(&context, true);
-    let _controller = Reconciler::start(publisher.clone(), context, options(limit));
+    let _controller = Controller::start(publisher.clone(), context, options(limit));
     // 9 items and the status a run: 35 items in 4 runs.
     apply_thing(w.store.as_ref(), "long", json!({"count": 35, "batch": 9})).await;
     let object = until(w.store.as_ref(), "long", "every item published", |o| {
