@@ -1,5 +1,7 @@
-//! Measurements for the bench harness: a WASM call against the same logic in native Rust,
-//! instantiation cost (on-demand against pooling allocator), and hot-reload latency.
+//! Measurements for the bench harness (feature `bench`).
+//!
+//! A WASM call against the same logic in native Rust, instantiation cost (on-demand against
+//! pooling allocator), and hot-reload latency.
 //!
 //! Only in builds with the `bench` feature (which `reactor-bench` enables): instantiation
 //! needs the runtime's private parts, and nothing here ships in the server. Each function
@@ -7,13 +9,13 @@
 //! `reactor_testkit::Sink`, which keeps nothing), and returns durations; printing and
 //! comparing is the harness's job.
 
-use super::bindings::reactor::host::nimbus::Target;
-use super::engine;
-use super::host::{Caller, ControllerHost, ObjectRef};
-use super::linker::linker;
-use super::settings::Effective;
-use super::state::{InstanceSpec, new_store};
-use super::{Detached, Object, Runtime, RuntimeConfig, RuntimeError, RuntimeSettings, World};
+use crate::bindings::reactor::host::nimbus::Target;
+use crate::call::host_state::{InstanceSpec, new_store};
+use crate::host::linker::linker;
+use crate::host::{Caller, ControllerHost, ObjectRef};
+use crate::load::engine;
+use crate::settings::Effective;
+use crate::{Detached, Object, Runtime, RuntimeConfig, RuntimeError, RuntimeSettings, World};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
@@ -233,7 +235,7 @@ pub async fn reload_latency(
     let mut times = Vec::with_capacity(samples);
     for round in 0..samples + 2 {
         let bytes = if round % 2 == 0 { v2 } else { v1 };
-        let want = super::cache::sha256_hex(bytes);
+        let want = crate::load::cache::sha256_hex(bytes);
         std::fs::write(&file, bytes).map_err(|e| io(&file, e))?;
         let started = Instant::now();
         loop {

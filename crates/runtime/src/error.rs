@@ -35,7 +35,7 @@ pub enum RuntimeError {
         /// What it is, e.g. `a descriptor component` or `a component exporting neither world`.
         found: String,
         /// The expected world.
-        expected: super::World,
+        expected: crate::World,
     },
     /// The component imports something its world does not offer.
     #[error("link {path}: {message}")]
@@ -114,7 +114,7 @@ pub enum RuntimeError {
         /// Why no other version serves.
         why: String,
     },
-    /// The trust policy refused the component's bytes (see [`super::Admission`]).
+    /// The trust policy refused the component's bytes (see [`crate::Admission`]).
     #[error("{name} not loaded: {reason}")]
     Untrusted {
         /// The component.
@@ -163,7 +163,7 @@ pub enum CallError {
         /// The component.
         name: String,
         /// Its world.
-        world: super::World,
+        world: crate::World,
     },
     /// The call ran past its deadline and was stopped.
     #[error("call stopped at its deadline of {0} ms")]

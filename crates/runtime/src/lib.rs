@@ -1,5 +1,41 @@
-//! The wasmtime runtime: loads WebAssembly components from watched folders, sandboxes
-//! them, swaps new versions in while running, and calls their exports.
+//! The wasmtime runtime: components loaded from watched folders, sandboxed, swapped, called.
+//!
+//! It loads WebAssembly components from watched folders, sandboxes them, swaps new versions
+//! in while running, and calls their exports.
+//!
+//! # The flow of a component
+//!
+//! Each stage is a folder of this crate, in the order a component goes through them:
+//!
+//! ```text
+//!   <folder>/<name>.wasm            reactor.yaml (--config)
+//!           │                                │
+//!   files/     names, safe reads,   settings/  the config file: limits, grants,
+//!              debounced watchers              rollout, supply, trust
+//!           └───────────────┬────────────────┘
+//!                           ▼
+//!   load/      read, hash, admit (trust), read the declaration; compile (through
+//!              the cache), link, describe; keep the wasm of the versions in use
+//!                           │
+//!                           ▼
+//!   serve/     a slot per name: swap the version in, or hold it as a shadow or for
+//!              an approval; roll back
+//!                           │
+//!                           ▼
+//!   call/      handle → warm instance of the version serving (host state,
+//!              deadline, memory cap)
+//!                           │  the guest calls its imports
+//!                           ▼
+//!   host/      one file per WIT interface: store, nimbus, log, config, types;
+//!              stdio; v0_1 (reactor:host@0.1.0); the linker; the ControllerHost
+//!                           │
+//!                           ▼
+//!   observe/   out: component events, usage per version, guest log lines
+//! ```
+//!
+//! Beside the stages: [`Runtime`] here, [`RuntimeConfig`] (how to make one), the errors
+//! ([`RuntimeError`], [`CallError`]), [`World`], the generated WIT types ([`bindings`]) and,
+//! with the `bench` feature, the benchmark's measurements.
 //!
 //! # Public API
 //!
@@ -51,7 +87,7 @@
 //! # Sandbox and choices
 //!
 //! - Calls run with wasmtime's async support on the caller's tokio task. The epoch
-//!   ticker (every [`engine::TICK`]) makes a running guest yield to the executor at each
+//!   ticker (every [`TICK`]) makes a running guest yield to the executor at each
 //!   tick, so a guest never holds a worker thread for more than one tick, and stops it
 //!   with [`CallError::Deadline`] once past its deadline. This was chosen over
 //!   `spawn_blocking`, which would pin one blocking thread per running call (a guest
@@ -74,78 +110,48 @@
 //! - Guest stdout, stderr and `log` calls go to `tracing` (target `guest`) with a
 //!   `component` field.
 
-mod admission;
-mod approval;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod bindings;
-mod cache;
-mod compiler;
-mod component_event;
-mod config;
-mod convert;
-pub mod declaration;
-mod described;
-mod enforce;
-mod engine;
+mod call;
 mod error;
 mod files;
-mod handle;
 pub mod host;
-mod instance;
-mod legacy;
-mod limits;
-mod linker;
-mod loader;
-mod log;
-mod log_limit;
-pub mod log_ring;
-mod nimbus;
-mod permit;
-mod registry;
-mod rollout;
-mod rollout_info;
+mod load;
+mod observe;
 mod runtime_config;
-mod serving;
+mod serve;
 pub mod settings;
-mod shadow;
-mod shadowing;
-mod state;
-mod stdio;
-mod store;
-mod supply_settings;
-mod types;
-mod usage;
-mod versions;
-pub mod watch;
 mod world;
 
-pub use admission::Admission;
 pub use bindings::reactor::host::log::Level as LogLevel;
 pub use bindings::{
     Action, ItemState, ItemStatus, Meta, Object, ReactorError, descriptor_api, reactor_api,
 };
-pub use compiler::RuntimeStats;
-pub use component_event::ComponentEvent;
-pub use convert::{from_guest, to_guest};
-pub use described::{Described, DescriptorDescription, ReactorDescription, Watch};
-pub use engine::TICK;
+pub use call::handle::{ControllerHandle, DescriptorHandle, Reaction};
 pub use error::{CallError, RuntimeError};
-pub use files::MAX_COMPONENT_BYTES;
-pub use handle::{ControllerHandle, DescriptorHandle, Reaction};
+pub use files::{MAX_COMPONENT_BYTES, watch};
+pub use host::convert::{from_guest, to_guest};
+pub use host::log::log_for_component;
 pub use host::{Caller, ControllerHost, Detached, InCallback, ObjectRef};
-pub use log::log_for_component;
-pub use registry::{ComponentInfo, ComponentState};
-pub use rollout_info::{Rejection, RolloutInfo, RolloutPhase, version_of};
+pub use load::admission::Admission;
+pub use load::compiler::RuntimeStats;
+pub use load::declaration;
+pub use load::described::{Described, DescriptorDescription, ReactorDescription, Watch};
+pub use load::engine::TICK;
+pub use observe::component_event::ComponentEvent;
+pub use observe::log_ring;
 pub use runtime_config::RuntimeConfig;
+pub use serve::rollout_info::{Rejection, RolloutInfo, RolloutPhase, version_of};
+pub use serve::shadow::ShadowStep;
+pub use serve::slots::{ComponentInfo, ComponentState};
 pub use settings::{
     Access, ComponentSettings, DirGrant, Grants, Limits, Merge, RegistrySettings, RolloutSettings,
     RuntimeSettings, SupplySettings, TrustSettings,
 };
-pub use shadow::ShadowStep;
 pub use world::World;
 
-use loader::Loader;
+use load::loader::Loader;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::broadcast;
@@ -154,7 +160,7 @@ use tokio::sync::broadcast;
 /// handle are dropped.
 #[derive(Clone)]
 pub struct Runtime {
-    inner: Arc<Loader>,
+    loader: Arc<Loader>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -169,7 +175,7 @@ impl Runtime {
     /// Makes the engine, its epoch ticker and both linkers.
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
         Ok(Runtime {
-            inner: Arc::new(Loader::new(config)?),
+            loader: Arc::new(Loader::new(config)?),
         })
     }
 
@@ -177,7 +183,7 @@ impl Runtime {
     /// follows the folder: new and changed files are loaded, removed ones detached. Load
     /// failures do not fail this call; they show in [`Runtime::components`].
     pub async fn watch_dir(&self, dir: &Path, world: World) -> Result<(), RuntimeError> {
-        watch::watch_dir(&self.inner, dir, world).await
+        watch::watch_dir(&self.loader, dir, world).await
     }
 
     /// Loads `path` as a component of `world` now (named after the file). On failure the
@@ -187,8 +193,8 @@ impl Runtime {
         path: &Path,
         world: World,
     ) -> Result<ComponentInfo, RuntimeError> {
-        let loaded = self.inner.load_file(path, world, false).await;
-        self.inner.prune_versions();
+        let loaded = self.loader.load_file(path, world, false).await;
+        self.loader.prune_versions();
         loaded
     }
 
@@ -213,8 +219,8 @@ impl Runtime {
         tokio::fs::create_dir_all(dir).await.map_err(io)?;
         tokio::fs::write(&tmp, bytes).await.map_err(io)?;
         tokio::fs::rename(&tmp, &path).await.map_err(io)?;
-        let loaded = self.inner.load_file(&path, world, false).await;
-        self.inner.prune_versions();
+        let loaded = self.loader.load_file(&path, world, false).await;
+        self.loader.prune_versions();
         loaded
     }
 
@@ -234,31 +240,31 @@ impl Runtime {
                 });
             }
         };
-        Ok(self.inner.detach(name) || existed)
+        Ok(self.loader.detach(name) || existed)
     }
 
     /// Stops serving `name` (the file, if any, stays); false if it was not known.
     pub fn detach(&self, name: &str) -> bool {
-        self.inner.detach(name)
+        self.loader.detach(name)
     }
 
     /// Every known component, by name.
     pub fn components(&self) -> Vec<ComponentInfo> {
-        self.inner.slots.infos()
+        self.loader.slots.infos()
     }
 
     /// One component, if known.
     pub fn component(&self, name: &str) -> Option<ComponentInfo> {
-        self.inner
+        self.loader
             .slots
             .get(name)
-            .map(|slot| self.inner.slots.info(&slot))
+            .map(|slot| self.loader.slots.info(&slot))
     }
 
     /// A handle calling controller `name` (resolved at each call).
     pub fn controller(&self, name: &str) -> ControllerHandle {
         ControllerHandle {
-            inner: self.inner.clone(),
+            loader: self.loader.clone(),
             name: name.to_owned(),
             pinned: None,
             shadow: false,
@@ -268,52 +274,52 @@ impl Runtime {
     /// A handle calling descriptor `name` (resolved at each call).
     pub fn descriptor(&self, name: &str) -> DescriptorHandle {
         DescriptorHandle {
-            inner: self.inner.clone(),
+            loader: self.loader.clone(),
             name: name.to_owned(),
         }
     }
 
     /// Events from now on: versions loaded, loads failed, components detached.
     pub fn subscribe(&self) -> broadcast::Receiver<ComponentEvent> {
-        self.inner.subscribe()
+        self.loader.subscribe()
     }
 
     /// Compile and cache counts.
     pub fn stats(&self) -> RuntimeStats {
-        self.inner.compiler().stats()
+        self.loader.compiler().stats()
     }
 
     /// Merges a new config (entries apply only with a higher revision) and reloads the
     /// components whose settings changed.
     pub async fn apply_settings(&self, settings: RuntimeSettings) -> Merge {
-        self.inner.apply_settings(settings).await
+        self.loader.apply_settings(settings).await
     }
 
     /// Applies the config file now and again whenever it changes; a file that fails to
     /// parse leaves the previous config in force (see [`Runtime::config_error`]).
     pub async fn watch_config(&self, path: &Path) -> Result<(), RuntimeError> {
-        watch::watch_config(&self.inner, path).await
+        watch::watch_config(&self.loader, path).await
     }
 
     /// The settings in force.
     pub fn settings(&self) -> RuntimeSettings {
-        self.inner.settings.read().clone()
+        self.loader.settings.read().clone()
     }
 
     /// Records (or, with `None`, clears) why the source of `name` — a registry — could not
     /// give its newest version; `components` shows it beside any load error. A component
     /// not yet known is shown with it, as a component of `world` read from `file`.
     pub fn set_source_error(&self, name: &str, world: World, file: &Path, error: Option<String>) {
-        let slot = match (self.inner.slots.get(name), &error) {
+        let slot = match (self.loader.slots.get(name), &error) {
             (Some(slot), _) => slot,
             (None, None) => return,
-            (None, Some(_)) => self.inner.slots.get_or_insert(name, world, file),
+            (None, Some(_)) => self.loader.slots.get_or_insert(name, world, file),
         };
         *slot.source_error.lock() = error;
     }
 
     /// Why the last change of the watched config file was not applied, if it was not.
     pub fn config_error(&self) -> Option<String> {
-        self.inner.config_error()
+        self.loader.config_error()
     }
 }

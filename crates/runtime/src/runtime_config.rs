@@ -1,12 +1,12 @@
-//! How to make a [`super::Runtime`]: its data folder, settings, host and southbound.
+//! How to make a [`crate::Runtime`]: its data folder, settings, host and southbound.
 
-use super::admission::Admission;
-use super::host::{ControllerHost, Detached};
-use super::settings::RuntimeSettings;
+use crate::host::{ControllerHost, Detached};
+use crate::load::admission::Admission;
+use crate::settings::RuntimeSettings;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// How to make a [`super::Runtime`].
+/// How to make a [`crate::Runtime`].
 #[derive(Clone)]
 pub struct RuntimeConfig {
     /// The data folder; compiled components are cached in `<data>/cache/`.

@@ -134,7 +134,7 @@ impl Command {
     pub fn default_log_filter(&self) -> &'static str {
         match self {
             _ if self.is_server() => "info",
-            Self::Test(_) => "warn,reactor_runtime::loader=error,guest=debug",
+            Self::Test(_) => "warn,reactor_runtime::load::loader=error,guest=debug",
             _ => "warn",
         }
     }

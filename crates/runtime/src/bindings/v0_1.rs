@@ -1,6 +1,7 @@
 //! `reactor:host@0.1.0`, still served: components built against it load and run unchanged.
+//!
 //! Generated from the frozen copy of that version in `wit/v0.1.0/`; the runtime converts its
-//! types to the current version's at the boundary (`runtime/legacy.rs`).
+//! types to the current version's at the boundary (`host/v0_1.rs`).
 
 wasmtime::component::bindgen!({
     path: "../../wit/v0.1.0",
