@@ -11,7 +11,7 @@
 #
 # Left out: the three streams (`GET /v1/watch`, `GET /v1/watch/{kind}`,
 # `POST /v1/nimbus/watch`), which answer a response that does not end (the tests of
-# tests/binary cover them); and positive_data_acceptance, because some rules are not
+# host/tests/binary cover them); and positive_data_acceptance, because some rules are not
 # expressible in a schema (a label selector's grammar, a PUT body naming the path's object).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -36,7 +36,7 @@ cleanup() {
 trap cleanup EXIT
 
 : >"$work/serve.out"
-# Plain HTTP on loopback: the fuzzer tries the API's handlers, not TLS (tested in tests/binary).
+# Plain HTTP on loopback: the fuzzer tries the API's handlers, not TLS (tested in host/tests/binary).
 "$bin" serve --listen 127.0.0.1:0 --data "$work/data" --components "$work/components" \
     --allow-component-api --insecure-http >"$work/serve.out" 2>"$work/serve.log" &
 server_pid=$!
@@ -60,7 +60,7 @@ status=0
 # a list of objects it reads back a kind and a name taken from different objects of the list
 # (seen: POST of W/r4rvxj and HeSR/o, then GET W/o: 2 of 5 runs failed), and a dry run stores
 # nothing by design; a per-operation switch in the config file does not reach that phase.
-# Reading back what an apply, a PUT or a registration created is tested in tests/binary.
+# Reading back what an apply, a PUT or a registration created is tested in host/tests/binary.
 (cd "$work" && REACTOR_TOKEN="$(cat "$work/data/token")" "$SCHEMATHESIS" \
     --config-file "$work/schemathesis.toml" run "$url/v1/openapi.json" \
     --checks all --exclude-checks positive_data_acceptance,ensure_resource_availability \

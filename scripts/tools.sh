@@ -18,7 +18,7 @@ SCHEMATHESIS_VERSION="4.32.5"
 SCHEMATHESIS_VENV="$REACTOR_TOOLS/schemathesis-$SCHEMATHESIS_VERSION"
 SCHEMATHESIS="$SCHEMATHESIS_VENV/bin/schemathesis"
 # The Kubernetes API's Python client (PyPI `kubernetes`), in a venv of its own: the tests drive
-# tests/clients/kubernetes_client.py with it (tests/binary/both_stores/kube_python.rs).
+# host/tests/clients/kubernetes_client.py with it (host/tests/binary/both_stores/kube_python.rs).
 KUBERNETES_PY_VERSION="37.0.2"
 KUBERNETES_PY_VENV="$REACTOR_TOOLS/kubernetes-py"
 KUBERNETES_PY="$KUBERNETES_PY_VENV/bin/python"
@@ -27,7 +27,7 @@ KUBERNETES_PY="$KUBERNETES_PY_VENV/bin/python"
 CARGO_FUZZ_VERSION="0.13.2"
 CARGO_FUZZ="$REACTOR_TOOLS/cargo-fuzz-$CARGO_FUZZ_VERSION/bin/cargo-fuzz"
 # promtool (scripts/setup.sh takes it out of Debian's prometheus package, without installing
-# the server): checks /metrics in the tests (tests/binary/both_stores/cli_flow.rs).
+# the server): checks /metrics in the tests (host/tests/binary/both_stores/cli_flow.rs).
 PROMTOOL="$REACTOR_TOOLS/promtool/promtool"
 # The documentation site (docs/book.toml): mdBook from crates.io, built without its `serve`
 # and `watch` features; scripts/test.sh builds the site with it.

@@ -1,5 +1,5 @@
 //! Components built against older versions of `reactor:host`, kept as fixtures in
-//! `tests/fixtures/reactor-host-<version>/` (compressed), unpacked once per process.
+//! `testkit/fixtures/reactor-host-<version>/` (compressed), unpacked once per process.
 
 use crate::binary::target_tmpdir;
 use parking_lot::Mutex;
@@ -22,7 +22,7 @@ pub fn built_against(version: &str, name: &str) -> PathBuf {
         return path.clone();
     }
     let from = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures")
+        .join("fixtures")
         .join(&folder)
         .join(format!("{name}.wasm.zst"));
     let dir = target_tmpdir().join(&folder);

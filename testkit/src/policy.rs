@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 /// A server running the Policy reactor; `extra` flags go to `serve`. With
 /// `REACTOR_TEST_POLICY=0.1.0` (or `0.2.0`) the reactor is the build kept from that version
-/// of `reactor:host` (`tests/fixtures/reactor-host-<version>/`), so a suite can be run again
+/// of `reactor:host` (`testkit/fixtures/reactor-host-<version>/`), so a suite can be run again
 /// on it unchanged.
 pub fn policy_host(tmp: &std::path::Path, extra: &[&str]) -> Host {
     let data = tmp.join("data");

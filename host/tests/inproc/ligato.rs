@@ -3,7 +3,7 @@
 //! two harnesses on paused time (every step runs, also those needing controlled time):
 //! native mock descriptors, and the same mock descriptor as WASM components
 //! (`guests/mock-descriptor`). The agent harness runs the list through a real agent
-//! (tests/binary/both_stores/agent_scheduler.rs).
+//! (host/tests/binary/both_stores/agent_scheduler.rs).
 
 use reactor_testkit::kv::{Harness, NativeHarness, WasmHarness, ported, run};
 

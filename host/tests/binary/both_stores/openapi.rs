@@ -12,7 +12,7 @@ const METHODS: [&str; 5] = ["GET", "PUT", "POST", "DELETE", "PATCH"];
 /// `(METHOD, path)` of every route in the "Routes" table of docs/src/http-api.md; `[/{x}]` is
 /// optional.
 fn readme_routes() -> BTreeSet<(String, String)> {
-    let page = include_str!("../../../docs/src/http-api.md");
+    let page = include_str!("../../../../docs/src/http-api.md");
     let section = page
         .split("\n## Routes\n")
         .nth(1)

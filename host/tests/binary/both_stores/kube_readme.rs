@@ -28,7 +28,7 @@ fn block<'a>(text: &'a str, lang: &str) -> &'a str {
 
 #[test]
 fn the_documented_kubectl_commands_run_as_printed() {
-    let page = include_str!("../../../docs/src/kubernetes.md");
+    let page = include_str!("../../../../docs/src/kubernetes.md");
     let section = page
         .strip_prefix("# Kubernetes API\n")
         .and_then(|rest| rest.split("\n## ").next())

@@ -365,7 +365,7 @@ fn python_tenant_follows_its_plan_and_owns_its_namespaces() {
     crate::both_stores::ownership::tenant_flow("tenant-python");
 }
 
-/// Built against `reactor:host@0.1.0` (tests/fixtures/reactor-host-0.1.0/): served as before.
+/// Built against `reactor:host@0.1.0` (testkit/fixtures/reactor-host-0.1.0/): served as before.
 #[test]
 fn python_built_against_0_1_0_replaces_rust_under_load_and_behaves_like_it() {
     replaces_rust_behaves_like_it("python", &reactor_testkit::v0_1_0("policy-python"));

@@ -1,6 +1,6 @@
 """The Kubernetes Python client (PyPI `kubernetes`) against reactor-host's Kubernetes API.
 
-Used by tests/binary/both_stores/kube_python.rs as a user would use the client: the kubeconfig
+Used by host/tests/binary/both_stores/kube_python.rs as a user would use the client: the kubeconfig
 `serve` writes, `CustomObjectsApi` for a kind of the server, and a watch that resumes from the
 last resourceVersion it saw and lists again when that revision has expired (410).
 

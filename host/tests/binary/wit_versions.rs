@@ -1,5 +1,5 @@
 //! Components built against older versions of `reactor:host` (kept as fixtures, see
-//! tests/fixtures/reactor-host-<version>/) on today's host, which speaks 0.2.1: the Policy
+//! testkit/fixtures/reactor-host-<version>/) on today's host, which speaks 0.2.1: the Policy
 //! reactor and the policy-rule descriptor behave exactly as they did. 0.1.0 is served through
 //! its own bindings, 0.2.0 through today's (it lacks only `nimbus.agent-statuses`). (The
 //! Python and JS 0.1.0 builds run the languages suite's Policy test: `languages::*_0_1_0_*`.)

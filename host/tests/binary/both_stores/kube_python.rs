@@ -1,6 +1,6 @@
 //! The Kubernetes Python client (PyPI `kubernetes`, installed by `scripts/setup.sh`) against
 //! the real binaries with the kubeconfig `serve` writes, running
-//! `tests/clients/kubernetes_client.py`: list, create, and a watch that resumes from the last
+//! `host/tests/clients/kubernetes_client.py`: list, create, and a watch that resumes from the last
 //! resourceVersion it saw and lists again after a 410.
 
 use reactor_testkit::{Host, Watcher, kubernetes_python, stderr, stdout};
@@ -38,8 +38,7 @@ fn widget(name: &str, size: u32) -> String {
 
 /// `kubernetes_client.py <kubeconfig> ARGS` with the venv's Python.
 fn python(host: &Host, args: &[&str]) -> Command {
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/clients/kubernetes_client.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/kubernetes_client.py");
     let mut command = Command::new(kubernetes_python());
     command
         .arg(script)
