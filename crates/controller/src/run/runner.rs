@@ -218,12 +218,8 @@ pub async fn commit(
         Ok(written) => {
             for (target, w) in targets.iter().zip(written) {
                 match (controller.watched.get(target.kind()), &w.object, w.change) {
-                    (Some(reflector), Some(object), Some(_)) => {
-                        controller.own_writes.committed(
-                            reflector,
-                            target.clone(),
-                            object.meta.revision,
-                        );
+                    (Some(_), Some(object), Some(_)) => {
+                        (controller.own_writes).committed(target.clone(), object.meta.revision);
                     }
                     (Some(_), _, _) => controller.own_writes.unchanged([target.clone()]),
                     _ => {}

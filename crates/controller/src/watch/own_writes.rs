@@ -2,7 +2,7 @@
 //! events run nothing again, since the run that wrote them saw them already (a change by any
 //! other writer still runs the mapped objects, and restores an owned child).
 
-use crate::watch::reflector::{Reflector, ReflectorEvent};
+use crate::watch::reflector::ReflectorEvent;
 use parking_lot::Mutex;
 use reactor_core::object::{ObjectKey, Revision};
 use std::collections::HashMap;
@@ -32,15 +32,12 @@ impl OwnWrites {
         }
     }
 
-    /// The commit left `key` at `revision`. Not kept if `reflector` (of the key's kind) has
-    /// passed that revision: its event came already.
-    pub fn committed(&self, reflector: &Reflector, key: ObjectKey, revision: Revision) {
-        let mut marks = self.marks.lock();
-        if reflector.revision().is_some_and(|at| at >= revision) {
-            marks.remove(&key);
-        } else {
-            marks.insert(key, Mark::At(revision));
-        }
+    /// The commit left `key` at `revision`. Kept even if the reflector of the key's kind has
+    /// passed that revision: the reflector having the event does not mean the controller's
+    /// watch has judged it yet (it reads the reflector's events on a task of its own). A mark
+    /// whose event was judged already goes with the object's next event, which is not own.
+    pub fn committed(&self, key: ObjectKey, revision: Revision) {
+        self.marks.lock().insert(key, Mark::At(revision));
     }
 
     /// The commit did not change `keys` (it failed, or wrote them as they were).
@@ -74,5 +71,57 @@ impl OwnWrites {
                 applied && seen == revision
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reactor_core::object::{Meta, Object};
+    use std::sync::Arc;
+
+    fn child(revision: Revision) -> ReflectorEvent {
+        ReflectorEvent::Applied(Arc::new(Object {
+            kind: "TenantNamespace".into(),
+            name: "acme-dev".into(),
+            labels: Default::default(),
+            annotations: Default::default(),
+            spec: serde_json::Value::Null,
+            status: serde_json::Value::Null,
+            meta: Meta {
+                revision,
+                ..Default::default()
+            },
+        }))
+    }
+
+    /// The reflector may have the commit's event before the commit returns, and the
+    /// controller's watch judge it after: it is still the reactor's own (the race that ran a
+    /// Tenant again for its own child under load).
+    #[test]
+    fn an_event_judged_after_the_commit_returned_is_own_and_the_next_one_is_not() {
+        let writes = OwnWrites::default();
+        let key = ObjectKey::new("TenantNamespace", "acme-dev");
+        writes.committing([key.clone()]);
+        writes.committed(key, 7);
+        assert!(writes.is_own(&child(7)), "the commit's own event");
+        assert!(
+            !writes.is_own(&child(9)),
+            "another writer's change after it"
+        );
+    }
+
+    #[test]
+    fn a_mark_whose_event_was_judged_already_does_not_hide_the_next_change() {
+        let writes = OwnWrites::default();
+        let key = ObjectKey::new("TenantNamespace", "acme-dev");
+        writes.committing([key.clone()]);
+        assert!(
+            writes.is_own(&child(7)),
+            "its event came while it was in flight"
+        );
+        writes.committed(key, 7);
+        assert!(!writes.is_own(&child(8)), "another writer's change");
+        assert!(writes.marks.lock().is_empty(), "the mark went with it");
     }
 }
