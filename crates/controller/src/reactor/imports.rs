@@ -189,12 +189,9 @@ impl ControllerHost for EngineHost {
             component: caller.component,
             store: store.as_ref(),
         };
-        let (kind, name) = (request.kind.clone(), request.name.clone());
         let mut requests = [request];
-        self.admitter
-            .admit_as(&mut requests, writer)
-            .await
-            .map_err(|e| admission_error(&kind, &name, e))?;
+        let admitted = self.admitter.admit_as(&mut requests, writer).await;
+        admitted.map_err(|e| admission_error(&requests[0].kind, &requests[0].name, e))?;
         let mut applied = store
             .apply(Vec::from(requests))
             .await
