@@ -1,4 +1,4 @@
-//! An in-memory [`Store`] with the same write rules as the real ones (`store::plan_*`), no
+//! An in-memory [`Store`] with the same write rules as the real ones (`store::plan_writes`), no
 //! disk and no serialization: under it, the engine's per-event cost is dispatch and the
 //! reactor, not fsync.
 
@@ -16,7 +16,7 @@ use tokio::sync::{broadcast, mpsc};
 
 #[derive(Default)]
 struct State {
-    objects: BTreeMap<String, Object>,
+    objects: BTreeMap<String, Arc<Object>>,
     /// (kind, label, value) → names: a selector with an equality term is looked up, as the
     /// embedded store's label index does.
     labelled: HashMap<(String, String, String), BTreeSet<String>>,
@@ -50,14 +50,15 @@ impl MemStore {
         state: &mut State,
         live: &broadcast::Sender<Arc<WatchEvent>>,
         change: Change,
-    ) -> (Option<Object>, Option<EventType>) {
+    ) -> (Option<Arc<Object>>, Option<EventType>) {
         let mut object = change.object;
         object.meta.revision = state.log.len() as u64 + 1;
         let key = object.key().as_str().to_owned();
+        let object = Arc::new(object);
         let event = WatchEvent {
             event_type: change.event_type,
             revision: object.meta.revision,
-            object: Some(std::sync::Arc::new(object.clone())),
+            object: Some(object.clone()),
         };
         let event = Arc::new(event);
         state.log.push(event.clone());
@@ -108,7 +109,11 @@ fn since(state: &Mutex<State>, position: Revision) -> Vec<Arc<WatchEvent>> {
 impl Store for MemStore {
     async fn get(&self, kind: &str, name: &str) -> Result<Option<Object>, StoreError> {
         let key = ObjectKey::new(kind, name);
-        Ok(self.state().objects.get(key.as_str()).cloned())
+        Ok(self
+            .state()
+            .objects
+            .get(key.as_str())
+            .map(|o| (**o).clone()))
     }
 
     async fn list(&self, kind: &str, selector: &Selector) -> Result<Listing, StoreError> {
@@ -127,7 +132,7 @@ impl Store for MemStore {
                 .flatten()
                 .filter_map(|name| state.objects.get(ObjectKey::new(kind, name).as_str()))
                 .filter(|o| selector.matches(&o.labels))
-                .cloned()
+                .map(|o| (**o).clone())
                 .collect();
             return Ok(Listing { items, revision });
         }
@@ -137,7 +142,7 @@ impl Store for MemStore {
             .range(start..end)
             .map(|(_, o)| o)
             .filter(|o| selector.matches(&o.labels))
-            .cloned()
+            .map(|o| (**o).clone())
             .collect();
         Ok(Listing {
             items,
@@ -148,9 +153,9 @@ impl Store for MemStore {
     async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError> {
         let mut state = self.state();
         let mut planned = Vec::with_capacity(requests.len());
-        for (i, request) in requests.iter().enumerate() {
+        for (i, request) in requests.into_iter().enumerate() {
             let current = state.objects.get(request.key().as_str()).cloned();
-            let change = plan_apply(current.as_ref(), request)
+            let change = plan_apply(current.as_deref(), request)
                 .map_err(|e| StoreError::in_document(i + 1, e))?;
             planned.push((current, change));
         }
@@ -158,6 +163,7 @@ impl Store for MemStore {
         for (current, change) in planned {
             let Some(change) = change else {
                 let object = current.ok_or_else(|| StoreError::Backend("lost".into()))?;
+                let object = Arc::unwrap_or_clone(object);
                 applied.push(Applied {
                     outcome: ApplyOutcome::Unchanged,
                     object,
@@ -170,6 +176,7 @@ impl Store for MemStore {
             };
             let (object, _) = Self::record(&mut state, &self.live, change);
             let object = object.ok_or_else(|| StoreError::Backend("apply removed".into()))?;
+            let object = Arc::unwrap_or_clone(object);
             applied.push(Applied { outcome, object });
         }
         Ok(applied)
@@ -178,11 +185,11 @@ impl Store for MemStore {
     async fn commit(&self, writes: Vec<Write>) -> Result<Vec<Written>, StoreError> {
         let mut state = self.state();
         let keys = targets(&writes);
-        let current: Vec<Option<Object>> = keys
+        let current: Vec<Option<Arc<Object>>> = keys
             .iter()
             .map(|key| state.objects.get(key.as_str()).cloned())
             .collect();
-        let changes = plan_writes(&writes, &keys, &current)?;
+        let changes = plan_writes(writes, &keys, &current)?;
         Ok(current
             .into_iter()
             .zip(changes)

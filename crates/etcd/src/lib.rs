@@ -360,7 +360,7 @@ impl Store for EtcdStore {
                     .zip(current)
                     .enumerate()
                     .map(|(i, (request, current))| {
-                        plan_apply(current.as_ref(), request)
+                        plan_apply(current.as_ref(), request.clone())
                             .map_err(|e| StoreError::in_document(i + 1, e))
                     })
                     .collect()
@@ -385,7 +385,7 @@ impl Store for EtcdStore {
             &self.limits(),
             &etcd_keys,
             &self.guards()?,
-            &|current| plan_writes(&writes, &keys, current),
+            &|current| plan_writes(writes.clone(), &keys, current),
         )
         .await
     }

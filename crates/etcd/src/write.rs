@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 use reactor_core::object::Object;
 use reactor_store::{Change, EventType, StoreError, Written};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// How often a write is decided again after losing a race before it gives up.
 const MAX_ATTEMPTS: usize = 64;
@@ -28,11 +29,14 @@ type States = (Vec<Option<Object>>, Vec<i64>);
 /// own compare checks, so a wrong guess costs a round trip and never a wrong write.
 #[derive(Debug, Default)]
 pub struct Recent {
-    states: Mutex<HashMap<String, (Option<Object>, i64)>>,
+    states: Mutex<HashMap<String, Remembered>>,
 }
 
+/// A key's state as this process last wrote it, and its `mod_revision`.
+type Remembered = (Option<Arc<Object>>, i64);
+
 impl Recent {
-    fn states(&self) -> parking_lot::MutexGuard<'_, HashMap<String, (Option<Object>, i64)>> {
+    fn states(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Remembered>> {
         self.states.lock()
     }
 
@@ -43,11 +47,14 @@ impl Recent {
         let states = self.states();
         targets
             .iter()
-            .map(|key| states.get(key).cloned().unwrap_or((None, 0)))
+            .map(|key| match states.get(key) {
+                Some((object, revision)) => (object.as_deref().cloned(), *revision),
+                None => (None, 0),
+            })
             .unzip()
     }
 
-    fn remember(&self, key: &str, object: Option<Object>, revision: i64) {
+    fn remember(&self, key: &str, object: Option<Arc<Object>>, revision: i64) {
         let mut states = self.states();
         if states.len() >= RECENT_KEYS && !states.contains_key(key) {
             states.clear();
@@ -140,7 +147,7 @@ pub async fn write(
                 .into_iter()
                 .map(|object| Written {
                     revision: object.as_ref().map_or(0, |o| o.meta.revision),
-                    object,
+                    object: object.map(Arc::new),
                     change: None,
                 })
                 .collect());
@@ -200,7 +207,7 @@ pub async fn write(
                 .map(|(object, change)| match change {
                     None => Written {
                         revision: object.as_ref().map_or(0, |o| o.meta.revision),
-                        object,
+                        object: object.map(Arc::new),
                         change: None,
                     },
                     Some(c) if c.event_type == EventType::Deleted => Written {
@@ -211,7 +218,7 @@ pub async fn write(
                     Some(mut c) => {
                         c.object.meta.revision = committed;
                         Written {
-                            object: Some(c.object),
+                            object: Some(Arc::new(c.object)),
                             change: Some(c.event_type),
                             revision: committed,
                         }

@@ -66,6 +66,7 @@ pub async fn write_managed(
             .into_iter()
             .next()
             .and_then(|w| w.object)
+            .map(std::sync::Arc::unwrap_or_clone)
             .unwrap_or(current))
     };
     match revision {

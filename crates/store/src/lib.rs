@@ -16,10 +16,7 @@ pub use embedded::{EmbeddedStore, EmbeddedStoreOptions};
 pub use error::{StoreError, StoreHealth};
 pub use follow::{Follower, follow};
 pub use page::{Page, PageQuery};
-pub use plan::{
-    Change, plan_apply, plan_check, plan_delete, plan_set_finalizers, plan_set_managed_fields,
-    plan_set_status,
-};
+pub use plan::{Change, plan_apply};
 pub use reactor_core::applied::{Applied, ApplyOutcome};
 pub use reactor_core::listing::Listing;
 pub use reactor_core::watch_event::{EventType, WatchEvent};
@@ -35,6 +32,7 @@ use async_trait::async_trait;
 use futures::stream::BoxStream;
 use reactor_core::object::{ApplyRequest, Object, Revision, Selector};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// A stream of watch events; it ends with an error if the store can no longer serve it.
 pub type WatchStream = BoxStream<'static, Result<WatchEvent, StoreError>>;
@@ -46,6 +44,7 @@ impl TryFrom<Written> for Applied {
     fn try_from(written: Written) -> Result<Self, StoreError> {
         let object = written
             .object
+            .map(Arc::unwrap_or_clone)
             .ok_or_else(|| StoreError::Backend("an apply removed an object".into()))?;
         let outcome = match written.change {
             None => ApplyOutcome::Unchanged,
@@ -59,7 +58,10 @@ impl TryFrom<Written> for Applied {
 /// The state of the one object `write` touches, after it commits alone.
 async fn single<S: Store + ?Sized>(store: &S, write: Write) -> Result<Option<Object>, StoreError> {
     let mut written = store.commit(vec![write]).await?;
-    Ok(written.pop().and_then(|w| w.object))
+    Ok(written
+        .pop()
+        .and_then(|w| w.object)
+        .map(Arc::unwrap_or_clone))
 }
 
 /// A store of objects. Every change gets a new store-wide revision that is never reused.

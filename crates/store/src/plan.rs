@@ -1,9 +1,12 @@
 //! What a write does to one object, decided from its current state; shared by every backend,
 //! so all of them apply the same rules for generations, no-ops, finalizers and revisions.
+//! A write edits the object in place: nothing is copied for a write that changes nothing,
+//! and an object several writes change is copied once, without the fields they replace.
 
 use super::{EventType, StoreError};
-use reactor_core::object::{ApplyRequest, Meta, Object, Revision};
+use reactor_core::object::{ApplyRequest, Meta, Object, ObjectKey, Revision};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// A planned change. The backend stamps `object.meta.revision` when it commits.
 #[derive(Debug, Clone, PartialEq)]
@@ -12,25 +15,95 @@ pub struct Change {
     pub object: Object,
 }
 
-impl Change {
-    fn created(object: Object) -> Self {
+/// One object while a transaction's writes are decided on it: its state as read (borrowed)
+/// or as the writes before left it (owned), and its last state before a write removed it
+/// (what the delete event carries).
+#[derive(Debug, Default)]
+pub(crate) struct Slot<'a> {
+    state: Option<Cow<'a, Object>>,
+    removed: Option<Cow<'a, Object>>,
+}
+
+impl<'a> Slot<'a> {
+    pub(crate) fn new(current: Option<&'a Object>) -> Self {
         Self {
-            event_type: EventType::Created,
-            object,
+            state: current.map(Cow::Borrowed),
+            removed: None,
         }
     }
-    fn updated(object: Object) -> Self {
-        Self {
-            event_type: EventType::Updated,
-            object,
-        }
+
+    pub(crate) fn current(&self) -> Option<&Object> {
+        self.state.as_deref()
     }
-    fn deleted(object: Object) -> Self {
-        Self {
-            event_type: EventType::Deleted,
-            object,
-        }
+
+    fn remove(&mut self) {
+        self.removed = self.state.take();
     }
+
+    /// The one change the writes made, `before` being the object as read. An object edited
+    /// back to what it was is no change.
+    pub(crate) fn change(self, before: Option<&Object>) -> Option<Change> {
+        let (event_type, object) = match (before, self.state) {
+            (None, None) | (Some(_), Some(Cow::Borrowed(_))) => return None,
+            (None, Some(after)) => (EventType::Created, after.into_owned()),
+            (Some(before), None) => (
+                EventType::Deleted,
+                self.removed.map_or_else(|| before.clone(), Cow::into_owned),
+            ),
+            // The metadata first: an edit stamps `updated`, so it nearly always differs there.
+            (Some(before), Some(Cow::Owned(after)))
+                if before.meta == after.meta && *before == after =>
+            {
+                return None;
+            }
+            (Some(_), Some(after)) => (EventType::Updated, after.into_owned()),
+        };
+        Some(Change { event_type, object })
+    }
+
+    /// The object, which must exist, for a write that changes it or not.
+    fn present(&mut self, kind: &str, name: &str) -> Result<&mut Cow<'a, Object>, StoreError> {
+        self.state.as_mut().ok_or_else(|| StoreError::NotFound {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+        })
+    }
+}
+
+/// Which fields an edit replaces whole, so its first edit does not copy them.
+#[derive(Debug, Clone, Copy, Default)]
+struct Fresh {
+    /// Labels and annotations.
+    labels: bool,
+    spec: bool,
+    status: bool,
+}
+
+/// The object to edit in place. The first edit copies it from the state as read, but for the
+/// fields `fresh` names, which the edit is about to replace and are left empty.
+fn edit<'s>(state: &'s mut Cow<'_, Object>, fresh: Fresh) -> &'s mut Object {
+    if let Cow::Borrowed(current) = *state {
+        let keep = |replaced: bool, value: &Value| match replaced {
+            true => Value::Null,
+            false => value.clone(),
+        };
+        *state = Cow::Owned(Object {
+            kind: current.kind.clone(),
+            name: current.name.clone(),
+            labels: match fresh.labels {
+                true => Default::default(),
+                false => current.labels.clone(),
+            },
+            annotations: match fresh.labels {
+                true => Default::default(),
+                false => current.annotations.clone(),
+            },
+            spec: keep(fresh.spec, &current.spec),
+            status: keep(fresh.status, &current.status),
+            meta: current.meta.clone(),
+        });
+    }
+    state.to_mut()
 }
 
 fn now() -> String {
@@ -76,165 +149,179 @@ fn check_owner(request: &ApplyRequest, existing: Option<&Object>) -> Result<(), 
     }
 }
 
-fn require<'a>(
-    kind: &str,
-    name: &str,
-    existing: Option<&'a Object>,
-) -> Result<&'a Object, StoreError> {
-    existing.ok_or_else(|| StoreError::NotFound {
-        kind: kind.to_owned(),
-        name: name.to_owned(),
-    })
+/// The object an apply creates.
+fn created(request: ApplyRequest) -> Object {
+    let stamp = now();
+    Object {
+        kind: request.kind,
+        name: request.name,
+        labels: request.labels,
+        annotations: request.annotations,
+        spec: request.spec,
+        status: Value::Null,
+        meta: Meta {
+            uid: uuid::Uuid::new_v4().to_string(),
+            revision: 0,
+            generation: 1,
+            created: stamp.clone(),
+            updated: stamp,
+            finalizers: Vec::new(),
+            deleting: false,
+            deleted: String::new(),
+            owner: request.owner,
+            managed_fields: Value::Null,
+        },
+    }
 }
 
-/// Creates the object, or updates its labels and spec; `None` when nothing would change.
-pub fn plan_apply(
-    existing: Option<&Object>,
-    request: &ApplyRequest,
-) -> Result<Option<Change>, StoreError> {
+/// Creates the object, or updates its labels and spec; changes nothing when they are as asked.
+pub(crate) fn apply(slot: &mut Slot<'_>, request: ApplyRequest) -> Result<(), StoreError> {
     request.validate()?;
-    check_revision(request.key().as_str(), existing, request.expected_revision)?;
-    check_owner(request, existing)?;
-    let Some(current) = existing else {
-        let stamp = now();
-        return Ok(Some(Change::created(Object {
-            kind: request.kind.clone(),
-            name: request.name.clone(),
-            labels: request.labels.clone(),
-            annotations: request.annotations.clone(),
-            spec: request.spec.clone(),
-            status: Value::Null,
-            meta: Meta {
-                uid: uuid::Uuid::new_v4().to_string(),
-                revision: 0,
-                generation: 1,
-                created: stamp.clone(),
-                updated: stamp,
-                finalizers: Vec::new(),
-                deleting: false,
-                deleted: String::new(),
-                owner: request.owner.clone(),
-                managed_fields: Value::Null,
-            },
-        })));
+    check_revision(
+        request.key().as_str(),
+        slot.current(),
+        request.expected_revision,
+    )?;
+    check_owner(&request, slot.current())?;
+    let Some(state) = slot.state.as_mut() else {
+        slot.state = Some(Cow::Owned(created(request)));
+        return Ok(());
     };
-    let spec_changed = current.spec != request.spec;
+    let spec_changed = state.spec != request.spec;
     // An owner created again under its name takes its predecessor's child over.
-    let owner = request.owner.clone().or_else(|| current.meta.owner.clone());
+    let owner = request.owner.as_ref().or(state.meta.owner.as_ref());
     if !spec_changed
-        && current.labels == request.labels
-        && current.annotations == request.annotations
-        && current.meta.owner == owner
+        && state.labels == request.labels
+        && state.annotations == request.annotations
+        && state.meta.owner.as_ref() == owner
     {
-        return Ok(None);
+        return Ok(());
     }
-    let mut next = current.clone();
-    next.labels = request.labels.clone();
-    next.annotations = request.annotations.clone();
-    next.spec = request.spec.clone();
+    let owner = owner.cloned();
+    let fresh = Fresh {
+        labels: true,
+        spec: true,
+        status: false,
+    };
+    let next = edit(state, fresh);
+    next.labels = request.labels;
+    next.annotations = request.annotations;
+    next.spec = request.spec;
     next.meta.owner = owner;
     next.meta.generation += u64::from(spec_changed);
     next.meta.updated = now();
-    Ok(Some(Change::updated(next)))
+    Ok(())
 }
 
 /// Changes nothing, and fails with a conflict unless the object is at `expected` (`None`:
 /// absent): how a transaction says what it was decided from.
-pub fn plan_check(
-    key: &str,
+pub(crate) fn check(
+    key: &ObjectKey,
     existing: Option<&Object>,
     expected: Option<Revision>,
-) -> Result<Option<Change>, StoreError> {
+) -> Result<(), StoreError> {
     match (expected, existing) {
         (None, Some(current)) => Err(StoreError::Conflict {
-            key: key.to_owned(),
+            key: key.to_string(),
             expected: 0,
             actual: current.meta.revision,
         }),
-        (None, None) => Ok(None),
-        (Some(_), _) => check_revision(key, existing, expected).map(|()| None),
+        (None, None) => Ok(()),
+        (Some(_), _) => check_revision(key.as_str(), existing, expected),
     }
 }
 
-pub fn plan_set_status(
-    kind: &str,
-    name: &str,
-    existing: Option<&Object>,
-    status: &Value,
+pub(crate) fn set_status(
+    key: (&str, &str),
+    slot: &mut Slot<'_>,
+    status: Value,
     expected: Option<Revision>,
-) -> Result<Option<Change>, StoreError> {
-    let current = require(kind, name, existing)?;
-    check_revision(current.key().as_str(), existing, expected)?;
-    if &current.status == status {
-        return Ok(None);
+) -> Result<(), StoreError> {
+    let state = slot.present(key.0, key.1)?;
+    check_revision(state.key().as_str(), Some(state), expected)?;
+    if state.status == status {
+        return Ok(());
     }
-    let mut next = current.clone();
-    next.status = status.clone();
+    let fresh = Fresh {
+        status: true,
+        ..Fresh::default()
+    };
+    let next = edit(state, fresh);
+    next.status = status;
     next.meta.updated = now();
-    Ok(Some(Change::updated(next)))
+    Ok(())
 }
 
-pub fn plan_set_finalizers(
-    kind: &str,
-    name: &str,
-    existing: Option<&Object>,
-    finalizers: &[String],
+pub(crate) fn set_finalizers(
+    key: (&str, &str),
+    slot: &mut Slot<'_>,
+    finalizers: Vec<String>,
     expected: Option<Revision>,
-) -> Result<Option<Change>, StoreError> {
-    let current = require(kind, name, existing)?;
-    check_revision(current.key().as_str(), existing, expected)?;
-    if current.meta.deleting && finalizers.is_empty() {
-        return Ok(Some(Change::deleted(current.clone())));
+) -> Result<(), StoreError> {
+    let state = slot.present(key.0, key.1)?;
+    check_revision(state.key().as_str(), Some(state), expected)?;
+    if state.meta.deleting && finalizers.is_empty() {
+        slot.remove();
+        return Ok(());
     }
-    if current.meta.finalizers == finalizers {
-        return Ok(None);
+    if state.meta.finalizers == finalizers {
+        return Ok(());
     }
-    let mut next = current.clone();
-    next.meta.finalizers = finalizers.to_vec();
+    let next = edit(state, Fresh::default());
+    next.meta.finalizers = finalizers;
     next.meta.updated = now();
-    Ok(Some(Change::updated(next)))
+    Ok(())
 }
 
 /// Records who manages which fields (see [`Meta::managed_fields`]); changes nothing else.
-pub fn plan_set_managed_fields(
-    kind: &str,
-    name: &str,
-    existing: Option<&Object>,
-    managed_fields: &Value,
-) -> Result<Option<Change>, StoreError> {
-    let current = require(kind, name, existing)?;
-    if &current.meta.managed_fields == managed_fields {
-        return Ok(None);
+pub(crate) fn set_managed_fields(
+    key: (&str, &str),
+    slot: &mut Slot<'_>,
+    managed_fields: Value,
+) -> Result<(), StoreError> {
+    let state = slot.present(key.0, key.1)?;
+    if state.meta.managed_fields == managed_fields {
+        return Ok(());
     }
-    let mut next = current.clone();
-    next.meta.managed_fields = managed_fields.clone();
-    Ok(Some(Change::updated(next)))
+    edit(state, Fresh::default()).meta.managed_fields = managed_fields;
+    Ok(())
 }
 
-pub fn plan_delete(
-    kind: &str,
-    name: &str,
-    existing: Option<&Object>,
+pub(crate) fn delete(
+    key: (&str, &str),
+    slot: &mut Slot<'_>,
     expected: Option<Revision>,
-) -> Result<Option<Change>, StoreError> {
-    let current = require(kind, name, existing)?;
-    check_revision(current.key().as_str(), existing, expected)?;
-    if current.meta.finalizers.is_empty() {
-        return Ok(Some(Change::deleted(current.clone())));
+) -> Result<(), StoreError> {
+    let state = slot.present(key.0, key.1)?;
+    check_revision(state.key().as_str(), Some(state), expected)?;
+    if state.meta.finalizers.is_empty() {
+        slot.remove();
+        return Ok(());
     }
-    if current.meta.deleting {
-        return Ok(None);
+    if state.meta.deleting {
+        return Ok(());
     }
-    let mut next = current.clone();
+    let next = edit(state, Fresh::default());
     next.meta.deleting = true;
     next.meta.updated = now();
     next.meta.deleted = next.meta.updated.clone();
-    Ok(Some(Change::updated(next)))
+    Ok(())
+}
+
+/// What an apply alone makes of `existing` (`None`: nothing changes).
+pub fn plan_apply(
+    existing: Option<&Object>,
+    request: ApplyRequest,
+) -> Result<Option<Change>, StoreError> {
+    let mut slot = Slot::new(existing);
+    apply(&mut slot, request)?;
+    Ok(slot.change(existing))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Write;
     use serde_json::json;
 
     fn request(spec: Value) -> ApplyRequest {
@@ -262,40 +349,72 @@ mod tests {
     fn an_owned_object_has_one_owner_and_users_keep_it() {
         let mut by_a = request(json!(1));
         by_a.owner = Some(owner("a", "u1"));
-        let child = committed(plan_apply(None, &by_a).expect("ok").expect("created"), 1);
+        let child = committed(
+            plan_apply(None, by_a.clone())
+                .expect("ok")
+                .expect("created"),
+            1,
+        );
         assert_eq!(child.meta.owner, Some(owner("a", "u1")));
         // The owner again: allowed; a new incarnation of it takes the child over.
-        assert_eq!(plan_apply(Some(&child), &by_a).expect("same owner"), None);
+        assert_eq!(
+            plan_apply(Some(&child), by_a.clone()).expect("same owner"),
+            None
+        );
         let mut reborn = by_a.clone();
         reborn.owner = Some(owner("a", "u2"));
-        let moved = plan_apply(Some(&child), &reborn)
+        let moved = plan_apply(Some(&child), reborn.clone())
             .expect("ok")
             .expect("change");
         assert_eq!(moved.object.meta.owner, Some(owner("a", "u2")));
         // Another owner: refused, nothing planned.
         let mut by_b = request(json!(2));
         by_b.owner = Some(owner("b", "u3"));
-        let refused = plan_apply(Some(&child), &by_b).expect_err("stealing");
+        let refused = plan_apply(Some(&child), by_b.clone()).expect_err("stealing");
         assert!(
             refused.to_string().contains("owned by Tenant/a"),
             "{refused}"
         );
         // A user's apply keeps the owner.
-        let edited = plan_apply(Some(&child), &request(json!(3)))
+        let edited = plan_apply(Some(&child), request(json!(3)))
             .expect("ok")
             .expect("change");
         assert_eq!(edited.object.meta.owner, Some(owner("a", "u1")));
         // A reactor cannot take over what a user created.
         let users = committed(
-            plan_apply(None, &request(json!(1)))
-                .expect("ok")
-                .expect("c"),
+            plan_apply(None, request(json!(1))).expect("ok").expect("c"),
             2,
         );
         assert!(matches!(
-            plan_apply(Some(&users), &by_a),
+            plan_apply(Some(&users), by_a.clone()),
             Err(StoreError::NotOwned { .. })
         ));
+    }
+
+    fn write_status(status: Value) -> Write {
+        Write::SetStatus {
+            kind: "Policy".into(),
+            name: "a".into(),
+            status,
+            expected: None,
+        }
+    }
+
+    fn write_delete() -> Write {
+        Write::Delete {
+            kind: "Policy".into(),
+            name: "a".into(),
+            expected: None,
+        }
+    }
+
+    fn write_finalizers(finalizers: &[&str]) -> Write {
+        Write::SetFinalizers {
+            kind: "Policy".into(),
+            name: "a".into(),
+            finalizers: finalizers.iter().map(|f| f.to_string()).collect(),
+            expected: None,
+        }
     }
 
     fn committed(change: Change, revision: Revision) -> Object {
@@ -306,7 +425,7 @@ mod tests {
 
     #[test]
     fn generation_moves_only_with_spec() {
-        let created = plan_apply(None, &request(json!({"x": 1})))
+        let created = plan_apply(None, request(json!({"x": 1})))
             .expect("ok")
             .expect("change");
         assert_eq!(created.event_type, EventType::Created);
@@ -314,23 +433,24 @@ mod tests {
         assert_eq!(obj.meta.generation, 1);
 
         assert_eq!(
-            plan_apply(Some(&obj), &request(json!({"x": 1}))).expect("ok"),
+            plan_apply(Some(&obj), request(json!({"x": 1}))).expect("ok"),
             None
         );
 
         let mut relabel = request(json!({"x": 1}));
         relabel.labels.insert("app".into(), "web".into());
-        let relabeled = plan_apply(Some(&obj), &relabel)
+        let relabeled = plan_apply(Some(&obj), relabel.clone())
             .expect("ok")
             .expect("change");
         assert_eq!(relabeled.object.meta.generation, 1);
 
-        let respec = plan_apply(Some(&obj), &request(json!({"x": 2})))
+        let respec = plan_apply(Some(&obj), request(json!({"x": 2})))
             .expect("ok")
             .expect("change");
         assert_eq!(respec.object.meta.generation, 2);
 
-        let status = plan_set_status("Policy", "a", Some(&obj), &json!({"ok": true}), None)
+        let status = write_status(json!({"ok": true}))
+            .plan(Some(&obj))
             .expect("ok")
             .expect("change");
         assert_eq!(status.object.meta.generation, 1);
@@ -340,38 +460,38 @@ mod tests {
     #[test]
     fn stale_revision_is_a_conflict() {
         let obj = committed(
-            plan_apply(None, &request(json!(1)))
-                .expect("ok")
-                .expect("c"),
+            plan_apply(None, request(json!(1))).expect("ok").expect("c"),
             5,
         );
         let mut stale = request(json!(2));
         stale.expected_revision = Some(4);
         assert!(matches!(
-            plan_apply(Some(&obj), &stale),
+            plan_apply(Some(&obj), stale.clone()),
             Err(StoreError::Conflict { actual: 5, .. })
         ));
         assert!(matches!(
-            plan_apply(None, &stale),
+            plan_apply(None, stale.clone()),
             Err(StoreError::ConflictMissing { .. })
         ));
         stale.expected_revision = Some(5);
-        assert!(plan_apply(Some(&obj), &stale).expect("fresh").is_some());
+        assert!(
+            plan_apply(Some(&obj), stale.clone())
+                .expect("fresh")
+                .is_some()
+        );
     }
 
     #[test]
     fn expected_revision_zero_creates_only() {
         let mut create = request(json!(1));
         create.expected_revision = Some(0);
-        assert!(plan_apply(None, &create).expect("absent").is_some());
+        assert!(plan_apply(None, create.clone()).expect("absent").is_some());
         let obj = committed(
-            plan_apply(None, &request(json!(1)))
-                .expect("ok")
-                .expect("c"),
+            plan_apply(None, request(json!(1))).expect("ok").expect("c"),
             3,
         );
         assert!(matches!(
-            plan_apply(Some(&obj), &create),
+            plan_apply(Some(&obj), create.clone()),
             Err(StoreError::Conflict {
                 expected: 0,
                 actual: 3,
@@ -383,28 +503,22 @@ mod tests {
     #[test]
     fn finalizers_hold_a_delete() {
         let mut obj = committed(
-            plan_apply(None, &request(json!(1)))
-                .expect("ok")
-                .expect("c"),
+            plan_apply(None, request(json!(1))).expect("ok").expect("c"),
             1,
         );
         obj.meta.finalizers = vec!["reactor/policy".into()];
-        let marked = plan_delete("Policy", "a", Some(&obj), None)
-            .expect("ok")
-            .expect("c");
+        let marked = write_delete().plan(Some(&obj)).expect("ok").expect("c");
         assert_eq!(marked.event_type, EventType::Updated);
         assert!(marked.object.meta.deleting);
         let obj = committed(marked, 2);
-        assert_eq!(
-            plan_delete("Policy", "a", Some(&obj), None).expect("ok"),
-            None
-        );
-        let gone = plan_set_finalizers("Policy", "a", Some(&obj), &[], None)
+        assert_eq!(write_delete().plan(Some(&obj)).expect("ok"), None);
+        let gone = write_finalizers(&[])
+            .plan(Some(&obj))
             .expect("ok")
             .expect("c");
         assert_eq!(gone.event_type, EventType::Deleted);
         assert!(matches!(
-            plan_delete("Policy", "a", None, None),
+            write_delete().plan(None),
             Err(StoreError::NotFound { .. })
         ));
     }

@@ -1,13 +1,12 @@
 //! A transaction of several writes, committed all or nothing: each is decided (by the rules of
 //! `plan`) on the state the writes before it left, and each object touched changes once.
 
-use super::plan_set_status;
-use super::{
-    Change, EventType, StoreError, plan_apply, plan_check, plan_delete, plan_set_finalizers,
-    plan_set_managed_fields,
-};
+use super::plan::{self, Slot};
+use super::{Change, EventType, StoreError};
 use reactor_core::object::{ApplyRequest, Object, ObjectKey, Revision};
 use serde_json::Value;
+use std::borrow::Borrow;
+use std::sync::Arc;
 
 /// One write of a transaction.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,37 +58,45 @@ impl Write {
         }
     }
 
-    /// What the write makes of `current` (`None`: nothing changes).
+    /// What the write alone makes of `current` (`None`: nothing changes).
     pub fn plan(&self, current: Option<&Object>) -> Result<Option<Change>, StoreError> {
+        let mut slot = Slot::new(current);
+        self.clone().apply_to(&mut slot)?;
+        Ok(slot.change(current))
+    }
+
+    /// Decides the write on its object's state in `slot`, and edits it there with what the
+    /// write carries (moved, not copied).
+    fn apply_to(self, slot: &mut Slot<'_>) -> Result<(), StoreError> {
         match self {
-            Write::Apply(request) => plan_apply(current, request),
+            Write::Apply(request) => plan::apply(slot, request),
             Write::SetStatus {
                 kind,
                 name,
                 status,
                 expected,
-            } => plan_set_status(kind, name, current, status, *expected),
+            } => plan::set_status((&kind, &name), slot, status, expected),
             Write::SetFinalizers {
                 kind,
                 name,
                 finalizers,
                 expected,
-            } => plan_set_finalizers(kind, name, current, finalizers, *expected),
+            } => plan::set_finalizers((&kind, &name), slot, finalizers, expected),
             Write::SetManagedFields {
                 kind,
                 name,
                 managed_fields,
-            } => plan_set_managed_fields(kind, name, current, managed_fields),
+            } => plan::set_managed_fields((&kind, &name), slot, managed_fields),
             Write::Delete {
                 kind,
                 name,
                 expected,
-            } => plan_delete(kind, name, current, *expected),
+            } => plan::delete((&kind, &name), slot, expected),
             Write::Check {
                 kind,
                 name,
                 expected,
-            } => plan_check(ObjectKey::new(kind, name).as_str(), current, *expected),
+            } => plan::check(&ObjectKey::new(&kind, &name), slot.current(), expected),
         }
     }
 }
@@ -97,10 +104,10 @@ impl Write {
 /// One object a write touched: its state after the commit (`None`: removed), the change
 /// made (`None`: it already was as asked) and the revision of that change (a watch of the
 /// kind sees it there; with no change, the object's revision, 0 if absent or not yet
-/// committed).
+/// committed). The object is shared with the watch event that carries the change.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Written {
-    pub object: Option<Object>,
+    pub object: Option<Arc<Object>>,
     pub change: Option<EventType>,
     pub revision: Revision,
 }
@@ -120,51 +127,30 @@ pub fn targets(writes: &[Write]) -> Vec<ObjectKey> {
 /// The one change of each target (as [`targets`] lists them, `current` their states now) that
 /// `writes` make, in order, each on the state the previous ones left. A write that fails fails
 /// the whole transaction. Until the commit stamps it, a changed object keeps the revision it
-/// was read with (0 if created here), so a write may expect what an earlier one left.
-pub fn plan_writes(
-    writes: &[Write],
+/// was read with (0 if created here), so a write may expect what an earlier one left. Each
+/// target is copied at most once, by the first write that changes it.
+pub fn plan_writes<O: Borrow<Object>>(
+    writes: Vec<Write>,
     targets: &[ObjectKey],
-    current: &[Option<Object>],
+    current: &[Option<O>],
 ) -> Result<Vec<Option<Change>>, StoreError> {
-    let mut states: Vec<Option<Object>> = current.to_vec();
-    // The last state of each target before it was removed: what its delete event carries.
-    let mut removed: Vec<Option<Object>> = vec![None; targets.len()];
+    let mut slots: Vec<Slot<'_>> = current
+        .iter()
+        .map(|c| Slot::new(c.as_ref().map(Borrow::borrow)))
+        .collect();
     for write in writes {
         let key = write.key();
-        let index = targets
+        let slot = targets
             .iter()
             .position(|k| *k == key)
+            .and_then(|index| slots.get_mut(index))
             .ok_or_else(|| StoreError::Backend(format!("{key} is not a target of the write")))?;
-        let Some(change) = write.plan(states[index].as_ref())? else {
-            continue;
-        };
-        if change.event_type == EventType::Deleted {
-            removed[index] = Some(change.object);
-            states[index] = None;
-        } else {
-            states[index] = Some(change.object);
-        }
+        write.apply_to(slot)?;
     }
-    Ok(current
-        .iter()
-        .zip(states)
-        .zip(removed)
-        .map(|((before, after), removed)| match (before, after) {
-            (None, None) => None,
-            (None, Some(object)) => Some(Change {
-                event_type: EventType::Created,
-                object,
-            }),
-            (Some(before), None) => Some(Change {
-                event_type: EventType::Deleted,
-                object: removed.unwrap_or_else(|| before.clone()),
-            }),
-            (Some(before), Some(after)) if *before == after => None,
-            (Some(_), Some(object)) => Some(Change {
-                event_type: EventType::Updated,
-                object,
-            }),
-        })
+    Ok(slots
+        .into_iter()
+        .zip(current)
+        .map(|(slot, before)| slot.change(before.as_ref().map(Borrow::borrow)))
         .collect())
 }
 
@@ -172,6 +158,9 @@ pub fn plan_writes(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    const NONE1: [Option<Object>; 1] = [None];
+    const NONE2: [Option<Object>; 2] = [None, None];
 
     fn apply(name: &str, spec: Value) -> Write {
         Write::Apply(ApplyRequest {
@@ -203,7 +192,7 @@ mod tests {
         ];
         let keys = targets(&writes);
         assert_eq!(keys.len(), 2);
-        let changes = plan_writes(&writes, &keys, &[None, None]).expect("planned");
+        let changes = plan_writes(writes.clone(), &keys, &NONE2).expect("planned");
         let a = changes[0].as_ref().expect("a created");
         assert_eq!(a.event_type, EventType::Created);
         assert_eq!(a.object.status, json!({"ok": true}));
@@ -211,10 +200,53 @@ mod tests {
     }
 
     #[test]
+    fn each_write_changes_only_its_fields_of_an_existing_object() {
+        let mut existing = plan_writes(
+            vec![apply("a", json!({"x": 1}))],
+            &targets(&[apply("a", json!(1))]),
+            &NONE1,
+        )
+        .expect("ok")[0]
+            .clone()
+            .expect("created")
+            .object;
+        existing.meta.revision = 3;
+        existing.status = json!({"seen": 1});
+        existing.annotations.insert("note".into(), "kept?".into());
+        let mut relabel = apply("a", json!({"x": 1}));
+        if let Write::Apply(request) = &mut relabel {
+            request.labels.insert("app".into(), "web".into());
+        }
+        let writes = vec![relabel, status("a", json!({"seen": 2}), Some(3))];
+        let keys = targets(&writes);
+        let changes =
+            plan_writes(writes.clone(), &keys, &[Some(existing.clone())]).expect("planned");
+        let after = &changes[0].as_ref().expect("changed").object;
+        assert_eq!(after.labels.get("app").map(String::as_str), Some("web"));
+        assert!(
+            after.annotations.is_empty(),
+            "an apply states the annotations whole"
+        );
+        assert_eq!(after.spec, json!({"x": 1}));
+        assert_eq!(after.status, json!({"seen": 2}));
+        assert_eq!(after.meta.generation, 1);
+        assert_eq!(after.meta.uid, existing.meta.uid);
+
+        // A new spec alone: the status stays, the generation moves.
+        let respec = vec![apply("a", json!({"x": 2}))];
+        let changes =
+            plan_writes(respec.clone(), &keys, &[Some(existing.clone())]).expect("planned");
+        let after = &changes[0].as_ref().expect("changed").object;
+        assert_eq!(after.status, json!({"seen": 1}));
+        assert_eq!(after.spec, json!({"x": 2}));
+        assert_eq!(after.meta.generation, 2);
+    }
+
+    #[test]
     fn one_failing_write_fails_them_all() {
         let writes = vec![apply("a", json!(1)), status("missing", json!(1), None)];
         let keys = targets(&writes);
-        let failed = plan_writes(&writes, &keys, &[None, None]).expect_err("not found");
+        let failed = plan_writes(writes.clone(), &keys, &NONE2).expect_err("not found");
         assert!(matches!(failed, StoreError::NotFound { .. }), "{failed}");
     }
 
@@ -222,16 +254,17 @@ mod tests {
     fn a_stale_expectation_is_a_conflict() {
         let writes = vec![apply("a", json!(1))];
         let keys = targets(&writes);
-        let mut existing = plan_writes(&writes, &keys, &[None]).expect("ok")[0]
+        let mut existing = plan_writes(writes.clone(), &keys, &NONE1).expect("ok")[0]
             .clone()
             .expect("created")
             .object;
         existing.meta.revision = 7;
         let stale = vec![status("a", json!(1), Some(6))];
-        let failed = plan_writes(&stale, &keys, &[Some(existing.clone())]).expect_err("stale");
+        let failed =
+            plan_writes(stale.clone(), &keys, &[Some(existing.clone())]).expect_err("stale");
         assert!(failed.is_conflict(), "{failed}");
         let fresh = vec![status("a", json!(1), Some(7))];
-        let changed = plan_writes(&fresh, &keys, &[Some(existing)]).expect("fresh");
+        let changed = plan_writes(fresh.clone(), &keys, &[Some(existing)]).expect("fresh");
         assert_eq!(
             changed[0].as_ref().map(|c| c.event_type),
             Some(EventType::Updated)
@@ -247,21 +280,21 @@ mod tests {
         };
         let writes = vec![apply("a", json!(1))];
         let keys = targets(&writes);
-        let mut existing = plan_writes(&writes, &keys, &[None]).expect("ok")[0]
+        let mut existing = plan_writes(writes.clone(), &keys, &NONE1).expect("ok")[0]
             .clone()
             .expect("created")
             .object;
         existing.meta.revision = 4;
         let at = Some(existing);
         assert_eq!(
-            plan_writes(&[check(Some(4))], &keys, std::slice::from_ref(&at)).expect("same"),
+            plan_writes(vec![check(Some(4))], &keys, std::slice::from_ref(&at)).expect("same"),
             vec![None]
         );
-        assert!(plan_writes(&[check(Some(3))], &keys, std::slice::from_ref(&at)).is_err());
-        assert!(plan_writes(&[check(None)], &keys, &[at]).is_err());
-        assert!(plan_writes(&[check(Some(4))], &keys, &[None]).is_err());
+        assert!(plan_writes(vec![check(Some(3))], &keys, std::slice::from_ref(&at)).is_err());
+        assert!(plan_writes(vec![check(None)], &keys, &[at]).is_err());
+        assert!(plan_writes(vec![check(Some(4))], &keys, &NONE1).is_err());
         assert_eq!(
-            plan_writes(&[check(None)], &keys, &[None]).expect("absent"),
+            plan_writes(vec![check(None)], &keys, &NONE1).expect("absent"),
             vec![None]
         );
     }
@@ -278,17 +311,17 @@ mod tests {
         ];
         let keys = targets(&writes);
         assert_eq!(
-            plan_writes(&writes, &keys, &[None]).expect("ok"),
+            plan_writes(writes.clone(), &keys, &NONE1).expect("ok"),
             vec![None]
         );
 
-        let mut existing = plan_writes(&writes[..1], &keys, &[None]).expect("ok")[0]
+        let mut existing = plan_writes(writes[..1].to_vec(), &keys, &NONE1).expect("ok")[0]
             .clone()
             .expect("created")
             .object;
         existing.meta.revision = 3;
         let edit_then_delete = vec![status("a", json!("last"), None), writes[1].clone()];
-        let changes = plan_writes(&edit_then_delete, &keys, &[Some(existing)]).expect("ok");
+        let changes = plan_writes(edit_then_delete.clone(), &keys, &[Some(existing)]).expect("ok");
         let deleted = changes[0].as_ref().expect("deleted");
         assert_eq!(deleted.event_type, EventType::Deleted);
         assert_eq!(deleted.object.status, json!("last"));

@@ -45,6 +45,13 @@ async fn concurrent_writers_get_unique_increasing_revisions_that_survive_reopen(
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_and_swap_increments_lose_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    store_contract::compare_and_swap_increments_lose_nothing(Arc::new(open(dir.path())), 16, 25)
+        .await;
+}
+
 /// `reactor-host test` runs on redb's in-memory backend: the same contract holds there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_in_memory_backend_keeps_the_contract() {

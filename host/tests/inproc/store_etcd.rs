@@ -32,6 +32,13 @@ async fn concurrent_writers_get_unique_increasing_revisions_that_survive_reconne
     assert_eq!(reread, unique, "a new connection reads the same revisions");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_and_swap_increments_lose_nothing() {
+    let etcd = Etcd::start();
+    store_contract::compare_and_swap_increments_lose_nothing(Arc::new(connect(&etcd).await), 8, 10)
+        .await;
+}
+
 #[tokio::test]
 async fn multi_document_apply_is_all_or_nothing() {
     let etcd = Etcd::start();

@@ -286,13 +286,13 @@ impl Pending {
             let Some(change) = change else {
                 written.push(Written {
                     revision: before.as_ref().map_or(0, |o| o.meta.revision),
-                    object: before.map(Arc::unwrap_or_clone),
+                    object: before,
                     change: None,
                 });
                 continue;
             };
-            let after = (change.event_type != EventType::Deleted).then_some(change.object);
-            state.objects.insert(key, after.clone().map(Arc::new));
+            let after = (change.event_type != EventType::Deleted).then(|| Arc::new(change.object));
+            state.objects.insert(key, after.clone());
             state.writes.push(write);
             written.push(Written {
                 object: after,

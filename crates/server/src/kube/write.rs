@@ -186,6 +186,7 @@ pub(super) async fn write(
         .into_iter()
         .next()
         .and_then(|w| w.object)
+        .map(std::sync::Arc::unwrap_or_clone)
         .unwrap_or(fallback);
     Ok((object, warnings))
 }

@@ -67,7 +67,7 @@ pub fn run(
 
 fn commit_batch(
     shared: &StoreState,
-    batch: Vec<WriteRequest>,
+    mut batch: Vec<WriteRequest>,
     settings: WriterSettings,
     acked: Option<&mut Acked>,
 ) {
@@ -78,7 +78,7 @@ fn commit_batch(
     let written = shared
         .health
         .guard(Area::File, BY_WRITE, &|| "the store file".into(), || {
-            write_batch(shared, &batch, settings)
+            write_batch(shared, &mut batch, settings)
         });
     match written {
         Ok((outcomes, live, latest, oldest)) => {
@@ -117,9 +117,10 @@ fn commit_batch(
 
 type BatchResult = (Vec<Outcome>, Option<Live>, Revision, Revision);
 
+/// Writes the ops of `batch` (taken out of it: what they carry moves into the objects).
 fn write_batch(
     shared: &StoreState,
-    batch: &[WriteRequest],
+    batch: &mut [WriteRequest],
     settings: WriterSettings,
 ) -> Result<BatchResult, StoreError> {
     let txn = shared.db.begin_write().map_err(backend)?;
@@ -134,8 +135,9 @@ fn write_batch(
         let mut log_kinds = txn.open_table(LOG_KINDS).map_err(backend)?;
         let mut counters = txn.open_table(COUNTERS).map_err(backend)?;
         let mut labels = txn.open_table(LABELS).map_err(backend)?;
-        for request in batch {
-            let planned = match plan_op(&objects, &request.op) {
+        for request in batch.iter_mut() {
+            let op = std::mem::replace(&mut request.op, Op::Commit(Vec::new()));
+            let planned = match plan_op(&objects, op) {
                 Ok(planned) => planned,
                 Err(e) => {
                     outcomes.push(Err(e));
@@ -158,12 +160,13 @@ fn write_batch(
                 let Some((change, record)) = change else {
                     states.push(Written {
                         revision: current.as_ref().map_or(0, |o| o.meta.revision),
-                        object: current,
+                        object: current.map(Arc::new),
                         change: None,
                     });
                     continue;
                 };
-                let object = change.object;
+                // One copy, shared by the watch event and the writer's answer.
+                let object = Arc::new(change.object);
                 let revision = object.meta.revision;
                 let logged = event_record(change.event_type, revision, &record)?;
                 log.insert(revision, logged.as_slice()).map_err(backend)?;
@@ -171,28 +174,26 @@ fn write_batch(
                     .insert(revision, object.kind.as_str())
                     .map_err(backend)?;
                 bytes += logged.len();
-                let event = WatchEvent {
-                    event_type: change.event_type,
-                    revision,
-                    object: Some(Arc::new(object.clone())),
-                };
                 let key = object.key();
                 let stays = change.event_type != EventType::Deleted;
-                super::labels::update(&mut labels, current.as_ref(), stays.then_some(&object))?;
-                let object = if !stays {
-                    objects.remove(key.as_str()).map_err(backend)?;
-                    None
-                } else {
+                super::labels::update(&mut labels, current.as_ref(), stays.then_some(&*object))?;
+                if stays {
                     objects
                         .insert(key.as_str(), record.as_slice())
                         .map_err(backend)?;
-                    Some(object)
-                };
+                } else {
+                    objects.remove(key.as_str()).map_err(backend)?;
+                }
                 states.push(Written {
-                    object,
+                    object: stays.then(|| object.clone()),
                     change: Some(change.event_type),
                     revision,
                 });
+                let event = WatchEvent {
+                    event_type: change.event_type,
+                    revision,
+                    object: Some(object),
+                };
                 events.push((event, logged.len()));
             }
             outcomes.push(Ok(states));
@@ -268,13 +269,13 @@ fn event_record(
 type Planned = Vec<(Option<Object>, Option<Change>)>;
 
 /// Decides every change of one op before any is written, so a failing op writes nothing.
-fn plan_op(objects: &Table<&'static str, &'static [u8]>, op: &Op) -> Result<Planned, StoreError> {
+fn plan_op(objects: &Table<&'static str, &'static [u8]>, op: Op) -> Result<Planned, StoreError> {
     let load = |key: &reactor_core::object::ObjectKey| lookup(objects, key.as_str());
     match op {
         Op::Apply(requests) => {
             let mut seen = HashSet::new();
             let mut planned = Vec::with_capacity(requests.len());
-            for (i, request) in requests.iter().enumerate() {
+            for (i, request) in requests.into_iter().enumerate() {
                 let index = i + 1;
                 let key = request.key();
                 if seen.contains(&key) {
@@ -292,7 +293,7 @@ fn plan_op(objects: &Table<&'static str, &'static [u8]>, op: &Op) -> Result<Plan
             Ok(planned)
         }
         Op::Commit(writes) => {
-            let keys = targets(writes);
+            let keys = targets(&writes);
             let current = keys.iter().map(load).collect::<Result<Vec<_>, _>>()?;
             let changes = plan_writes(writes, &keys, &current)?;
             Ok(current.into_iter().zip(changes).collect())
