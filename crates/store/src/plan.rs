@@ -79,25 +79,23 @@ struct Fresh {
     status: bool,
 }
 
+/// A copy of `value`, or its empty value if the edit is about to replace it.
+fn keep<T: Clone + Default>(replaced: bool, value: &T) -> T {
+    match replaced {
+        true => T::default(),
+        false => value.clone(),
+    }
+}
+
 /// The object to edit in place. The first edit copies it from the state as read, but for the
 /// fields `fresh` names, which the edit is about to replace and are left empty.
 fn edit<'s>(state: &'s mut Cow<'_, Object>, fresh: Fresh) -> &'s mut Object {
     if let Cow::Borrowed(current) = *state {
-        let keep = |replaced: bool, value: &Value| match replaced {
-            true => Value::Null,
-            false => value.clone(),
-        };
         *state = Cow::Owned(Object {
             kind: current.kind.clone(),
             name: current.name.clone(),
-            labels: match fresh.labels {
-                true => Default::default(),
-                false => current.labels.clone(),
-            },
-            annotations: match fresh.labels {
-                true => Default::default(),
-                false => current.annotations.clone(),
-            },
+            labels: keep(fresh.labels, &current.labels),
+            annotations: keep(fresh.labels, &current.annotations),
             spec: keep(fresh.spec, &current.spec),
             status: keep(fresh.status, &current.status),
             meta: current.meta.clone(),
@@ -110,19 +108,20 @@ fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
+/// `key` names the object in an error; it is made only for one.
 fn check_revision(
-    key: &str,
+    key: &dyn Fn() -> String,
     existing: Option<&Object>,
     expected: Option<Revision>,
 ) -> Result<(), StoreError> {
     match (expected, existing) {
         (None, _) | (Some(0), None) => Ok(()),
         (Some(expected), None) => Err(StoreError::ConflictMissing {
-            key: key.to_owned(),
+            key: key(),
             expected,
         }),
         (Some(expected), Some(obj)) if obj.meta.revision != expected => Err(StoreError::Conflict {
-            key: key.to_owned(),
+            key: key(),
             expected,
             actual: obj.meta.revision,
         }),
@@ -178,7 +177,7 @@ fn created(request: ApplyRequest) -> Object {
 pub(crate) fn apply(slot: &mut Slot<'_>, request: ApplyRequest) -> Result<(), StoreError> {
     request.validate()?;
     check_revision(
-        request.key().as_str(),
+        &|| request.key().to_string(),
         slot.current(),
         request.expected_revision,
     )?;
@@ -227,7 +226,7 @@ pub(crate) fn check(
             actual: current.meta.revision,
         }),
         (None, None) => Ok(()),
-        (Some(_), _) => check_revision(key.as_str(), existing, expected),
+        (Some(_), _) => check_revision(&|| key.to_string(), existing, expected),
     }
 }
 
@@ -238,7 +237,11 @@ pub(crate) fn set_status(
     expected: Option<Revision>,
 ) -> Result<(), StoreError> {
     let state = slot.present(key.0, key.1)?;
-    check_revision(state.key().as_str(), Some(state), expected)?;
+    check_revision(
+        &|| ObjectKey::new(key.0, key.1).to_string(),
+        Some(state),
+        expected,
+    )?;
     if state.status == status {
         return Ok(());
     }
@@ -259,7 +262,11 @@ pub(crate) fn set_finalizers(
     expected: Option<Revision>,
 ) -> Result<(), StoreError> {
     let state = slot.present(key.0, key.1)?;
-    check_revision(state.key().as_str(), Some(state), expected)?;
+    check_revision(
+        &|| ObjectKey::new(key.0, key.1).to_string(),
+        Some(state),
+        expected,
+    )?;
     if state.meta.deleting && finalizers.is_empty() {
         slot.remove();
         return Ok(());
@@ -293,7 +300,11 @@ pub(crate) fn delete(
     expected: Option<Revision>,
 ) -> Result<(), StoreError> {
     let state = slot.present(key.0, key.1)?;
-    check_revision(state.key().as_str(), Some(state), expected)?;
+    check_revision(
+        &|| ObjectKey::new(key.0, key.1).to_string(),
+        Some(state),
+        expected,
+    )?;
     if state.meta.finalizers.is_empty() {
         slot.remove();
         return Ok(());
