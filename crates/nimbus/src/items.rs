@@ -58,8 +58,9 @@ pub struct Item {
 }
 
 impl Item {
+    /// Decoded from the object's spec in place (no copy of the spec first).
     pub fn from_object(object: &Object) -> Option<Item> {
-        serde_json::from_value(object.spec.clone()).ok()
+        Item::deserialize(&object.spec).ok()
     }
 }
 
@@ -206,6 +207,28 @@ pub async fn items_of(
     Ok(items)
 }
 
+/// The keys of the items `owner_kind`/`owner_name` published under `prefix`, sorted: read
+/// from each item's spec, without decoding the rest of it.
+pub async fn keys_of(
+    store: &dyn Store,
+    owner_kind: &str,
+    owner_name: &str,
+    prefix: &str,
+) -> Result<Vec<String>, NimbusError> {
+    let listing = store
+        .list(ITEM_KIND, &owner_selector(owner_kind, owner_name))
+        .await?;
+    let mut keys: Vec<String> = listing
+        .items
+        .iter()
+        .filter_map(|o| o.spec.get("key")?.as_str())
+        .filter(|key| key.starts_with(prefix))
+        .map(str::to_owned)
+        .collect();
+    keys.sort();
+    Ok(keys)
+}
+
 /// Withdraws everything an object published, and the agents' reports on it (its delete
 /// took its items with it).
 pub async fn unpublish_all(
@@ -301,12 +324,9 @@ mod tests {
             publish(&store, &owner("a"), "/abs", json!(0), everyone).await,
             Err(NimbusError::Invalid(_))
         ));
-        let keys: Vec<String> = items_of(&store, "Policy", "a", "policy/a/")
+        let keys = keys_of(&store, "Policy", "a", "policy/a/")
             .await
-            .expect("items")
-            .into_iter()
-            .map(|(_, i)| i.key)
-            .collect();
+            .expect("keys");
         assert_eq!(keys, vec!["policy/a/x", "policy/a/y"]);
         unpublish(&store, &owner("a"), "policy/a/x")
             .await

@@ -23,8 +23,8 @@ pub use agents::{
 pub use fanout::{Fanout, FanoutLimits};
 pub use feed::{AgentItem, FeedEvent, Recipient, Snapshot};
 pub use items::{
-    Item, ItemTarget, NimbusError, OWNER_NAME, Owner, item_request, items_of, owner_selector,
-    publish, unpublish, unpublish_all,
+    Item, ItemTarget, NimbusError, OWNER_NAME, Owner, item_request, items_of, keys_of,
+    owner_selector, publish, unpublish, unpublish_all,
 };
 pub use kinds::{AGENT_KIND, ITEM_KIND, REPORT_KIND};
 pub use orphans::{sweep as sweep_orphans, sweep_every as sweep_orphans_every};

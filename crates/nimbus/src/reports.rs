@@ -50,8 +50,9 @@ pub struct Sheet {
 }
 
 impl Sheet {
+    /// Decoded from the object's spec in place (no copy of the spec first).
     pub fn from_object(object: &Object) -> Option<Sheet> {
-        Self::from_value(object.spec.clone())
+        Sheet::deserialize(&object.spec).ok()
     }
 
     pub fn from_value(spec: serde_json::Value) -> Option<Sheet> {

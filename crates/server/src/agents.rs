@@ -8,7 +8,8 @@ use super::{ApiError, AppState};
 use axum::body::{Bytes, HttpBody};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{FromRequest, Query, Request, State};
-use axum::response::Response;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use futures::StreamExt;
 use reactor_core::object::Object;
@@ -18,7 +19,7 @@ use reactor_core::wire::{
 use reactor_http::JsonBody;
 use reactor_http::Path;
 use reactor_nimbus as nimbus;
-use reactor_nimbus::{AgentView, NimbusError, Recipient, Snapshot};
+use reactor_nimbus::{AgentView, NimbusError, Recipient};
 use reactor_store::StoreError;
 use reactor_trust::Identity;
 use serde::Deserialize;
@@ -181,11 +182,12 @@ pub async fn items(
     State(state): State<AppState>,
     Extension(Caller(caller)): Extension<Caller>,
     query: Result<Query<ItemsQuery>, QueryRejection>,
-) -> Result<Json<Snapshot>, ApiError> {
+) -> Result<Response, ApiError> {
     let Query(query) = query?;
     act_for_agent(&caller, &query.agent)?;
     let recipient = recipient(&state, &query.agent).await?;
-    Ok(Json(state.fanout.snapshot(&recipient).await?))
+    let body = state.fanout.snapshot_json(&recipient).await?;
+    Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 /// The agent's feed as newline-delimited JSON; a store error ends it with an error line

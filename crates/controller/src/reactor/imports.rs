@@ -286,15 +286,14 @@ impl ControllerHost for EngineHost {
         prefix: &str,
     ) -> Result<Vec<String>, NimbusError> {
         let owner = owner(caller);
-        let items = nimbus::items_of(
+        nimbus::keys_of(
             self.store(caller).as_ref(),
             &owner.kind,
             &owner.name,
             prefix,
         )
         .await
-        .map_err(nimbus_error)?;
-        Ok(items.into_iter().map(|(_, item)| item.key).collect())
+        .map_err(nimbus_error)
     }
 
     /// Agents' reports on the caller's items (of every agent, or of `agent`).

@@ -7,16 +7,19 @@ use reactor_core::object::Revision;
 use serde_json::Value;
 use std::sync::Arc;
 
-/// An item's current state.
+/// An item's current state, serialized once: the feed line that puts it, and within that
+/// line the item as a snapshot lists it.
 #[derive(Debug)]
 pub(crate) struct Entry {
     pub(crate) key: String,
-    pub(crate) value: Value,
     pub(crate) target: ItemTarget,
     /// The item's generation: grows with every change of the value or target.
     pub(crate) version: u64,
-    /// The feed line that puts this version: `{"type":"put",...}` and a newline.
+    /// The feed line that puts this version: `{"type":"put","item":…,"revision":…}` and a
+    /// newline.
     pub(crate) put_line: Bytes,
+    /// The item as JSON, `{"key":…,"value":…,"version":…}`: a part of `put_line`.
+    pub(crate) item_json: Bytes,
 }
 
 impl Entry {
@@ -32,27 +35,27 @@ impl Entry {
             value,
             version,
         };
-        let put_line = line(&FeedEvent::Put {
-            item: item.clone(),
-            revision,
-        });
+        // Serializing these types (strings, numbers, JSON values) cannot fail.
+        let json = serde_json::to_vec(&item).unwrap_or_default();
+        // The line `FeedEvent::Put` serializes to, with the item written once.
+        let mut line = Vec::with_capacity(json.len() + 48);
+        line.extend_from_slice(PUT_PREFIX);
+        line.extend_from_slice(&json);
+        line.extend_from_slice(format!(",\"revision\":{revision}}}\n").as_bytes());
+        let put_line = Bytes::from(line);
+        let item_json = put_line.slice(PUT_PREFIX.len()..PUT_PREFIX.len() + json.len());
         Entry {
             key: item.key,
-            value: item.value,
             target,
             version,
             put_line,
-        }
-    }
-
-    pub(crate) fn agent_item(&self) -> AgentItem {
-        AgentItem {
-            key: self.key.clone(),
-            value: self.value.clone(),
-            version: self.version,
+            item_json,
         }
     }
 }
+
+/// What a put line starts with, before its item.
+const PUT_PREFIX: &[u8] = br#"{"type":"put","item":"#;
 
 /// One change of the items, at a revision: a new version, or a delete.
 #[derive(Debug)]
@@ -117,4 +120,29 @@ pub(crate) fn line(event: &FeedEvent) -> Bytes {
     let mut bytes = serde_json::to_vec(event).unwrap_or_default();
     bytes.push(b'\n');
     Bytes::from(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn the_put_line_and_the_item_are_the_feed_event_and_the_agent_item() {
+        let target = ItemTarget::Labels(BTreeMap::from([("role".into(), "web".into())]));
+        let value = serde_json::json!({"name": "r\"1", "ports": [80, 443]});
+        let entry = Entry::new("k/1".into(), value.clone(), target, 3, 42);
+        let item = AgentItem {
+            key: "k/1".into(),
+            value,
+            version: 3,
+        };
+        let put = FeedEvent::Put {
+            item: item.clone(),
+            revision: 42,
+        };
+        assert_eq!(entry.put_line, line(&put));
+        let listed: AgentItem = serde_json::from_slice(&entry.item_json).expect("an item");
+        assert_eq!(listed, item);
+    }
 }

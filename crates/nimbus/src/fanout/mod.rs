@@ -8,7 +8,7 @@ mod log;
 mod subscriber;
 
 use super::{ITEM_KIND, Item, NimbusError, Recipient, Snapshot};
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use entry::Change;
 pub(crate) use entry::Entry;
 use futures::Stream;
@@ -96,19 +96,36 @@ impl Fanout {
 
     /// The items meant for `recipient` now, and the revision to follow them from.
     pub async fn snapshot(&self, recipient: &Recipient) -> Result<Snapshot, NimbusError> {
+        let body = self.snapshot_json(recipient).await?;
+        serde_json::from_slice(&body).map_err(|e| NimbusError::Invalid(e.to_string()))
+    }
+
+    /// [`Fanout::snapshot`] as the JSON the API answers, made of the items as they were
+    /// serialized once (not serialized again for every agent that asks).
+    pub async fn snapshot_json(&self, recipient: &Recipient) -> Result<Bytes, NimbusError> {
         self.listed().await?;
-        let state = self.shared.state.read();
-        let mut items: Vec<_> = state
-            .index
-            .values()
-            .filter(|entry| recipient.wants(&entry.target))
-            .map(|entry| entry.agent_item())
-            .collect();
-        items.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(Snapshot {
-            items,
-            revision: state.log.position(),
-        })
+        let (mut entries, revision) = {
+            let state = self.shared.state.read();
+            let entries: Vec<Arc<Entry>> = state
+                .index
+                .values()
+                .filter(|entry| recipient.wants(&entry.target))
+                .cloned()
+                .collect();
+            (entries, state.log.position())
+        };
+        entries.sort_by(|a, b| a.key.cmp(&b.key));
+        let size: usize = entries.iter().map(|e| e.item_json.len() + 1).sum();
+        let mut body = BytesMut::with_capacity(size + 48);
+        body.extend_from_slice(br#"{"items":["#);
+        for (i, entry) in entries.iter().enumerate() {
+            if i > 0 {
+                body.extend_from_slice(b",");
+            }
+            body.extend_from_slice(&entry.item_json);
+        }
+        body.extend_from_slice(format!(r#"],"revision":{revision}}}"#).as_bytes());
+        Ok(body.freeze())
     }
 
     /// The feed lines for `recipient` after `from`, who holds `known` (key → version). A

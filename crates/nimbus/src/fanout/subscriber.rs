@@ -1,16 +1,16 @@
 //! One agent's feed over the shared log: the changes meant for it as the lines the fan-out
 //! serialized once, a delete when an item stops being meant for it, a bookmark when the
-//! store moved on with nothing for it.
+//! store moved on with nothing for it. The lines of one read of the log go out as one chunk.
 
 use super::Shared;
 use super::entry::{Change, line};
 use super::log::Read;
 use crate::{FeedEvent, Recipient};
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures::Stream;
 use reactor_core::object::Revision;
 use reactor_store::StoreError;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::watch;
 
@@ -27,13 +27,12 @@ struct Feed {
     /// have not changed since: it only shrinks, so a feed holds nothing per item it sends.
     known: HashMap<String, u64>,
     position: watch::Receiver<Option<Revision>>,
-    pending: VecDeque<Bytes>,
     /// The store bookmark last answered with a bookmark line.
     bookmarked: Revision,
     ended: bool,
 }
 
-/// The feed of `recipient` after `from`.
+/// The feed of `recipient` after `from`: each item is one or more whole lines.
 pub(super) fn lines(
     shared: Arc<Shared>,
     recipient: Recipient,
@@ -46,7 +45,6 @@ pub(super) fn lines(
         recipient,
         cursor: from,
         known,
-        pending: VecDeque::new(),
         bookmarked: 0,
         ended: false,
     };
@@ -57,11 +55,9 @@ pub(super) fn lines(
 }
 
 impl Feed {
+    /// The lines of the next read of the log that has any for this agent, together.
     async fn next(&mut self) -> Option<Result<Bytes, StoreError>> {
         loop {
-            if let Some(line) = self.pending.pop_front() {
-                return Some(Ok(line));
-            }
             if self.ended {
                 return None;
             }
@@ -86,16 +82,26 @@ impl Feed {
                     }
                 }
                 Read::Changes(changes, upto) => {
-                    for change in &changes {
-                        if let Some(line) = translate(&self.recipient, &mut self.known, change) {
-                            self.pending.push_back(line);
-                        }
-                    }
                     self.cursor = upto;
-                    if self.pending.is_empty() && bookmark > self.bookmarked {
-                        self.bookmarked = bookmark;
-                        self.pending
-                            .push_back(line(&FeedEvent::Bookmark { revision: upto }));
+                    let lines: Vec<&Bytes> = changes
+                        .iter()
+                        .filter_map(|change| translate(&self.recipient, &mut self.known, change))
+                        .collect();
+                    match lines.as_slice() {
+                        [] if bookmark > self.bookmarked => {
+                            self.bookmarked = bookmark;
+                            return Some(Ok(line(&FeedEvent::Bookmark { revision: upto })));
+                        }
+                        [] => {}
+                        [one] => return Some(Ok(Bytes::clone(one))),
+                        many => {
+                            let mut chunk =
+                                BytesMut::with_capacity(many.iter().map(|l| l.len()).sum());
+                            for line in many {
+                                chunk.extend_from_slice(line);
+                            }
+                            return Some(Ok(chunk.freeze()));
+                        }
                     }
                 }
             }
@@ -105,22 +111,27 @@ impl Feed {
 
 /// The line `change` means for `recipient`, if any: a put if the item is meant for it now,
 /// a delete if it was before (or the agent held it when it connected, as `known` says).
-fn translate(
+fn translate<'c>(
     recipient: &Recipient,
     known: &mut HashMap<String, u64>,
-    change: &Change,
-) -> Option<Bytes> {
-    // What the agent said it held is news only until the key's first change.
-    let held = known.remove(&change.key);
+    change: &'c Change,
+) -> Option<&'c Bytes> {
+    // What the agent said it held is news only until the key's first change (a fresh agent
+    // said nothing: no lookup).
+    let held = if known.is_empty() {
+        None
+    } else {
+        known.remove(&change.key)
+    };
     match &change.now {
         Some(entry) if recipient.wants(&entry.target) => {
             // Not if the agent holds this version already.
-            (held != Some(entry.version)).then(|| entry.put_line.clone())
+            (held != Some(entry.version)).then_some(&entry.put_line)
         }
         _ => {
             let before = change.before.as_ref();
             let had = held.is_some() || before.is_some_and(|t| recipient.wants(t));
-            had.then(|| change.delete_line.clone())
+            had.then_some(&change.delete_line)
         }
     }
 }
@@ -157,7 +168,7 @@ mod tests {
             .iter()
             .filter_map(|change| translate(&web, &mut known, change))
             .map(|line| {
-                let event: FeedEvent = serde_json::from_slice(&line).expect("a feed line");
+                let event: FeedEvent = serde_json::from_slice(line).expect("a feed line");
                 match event {
                     FeedEvent::Put { item, .. } => format!("put {} v{}", item.key, item.version),
                     FeedEvent::Delete { key, .. } => format!("delete {key}"),

@@ -30,6 +30,22 @@ fn store(dir: &tempfile::TempDir) -> Arc<dyn Store> {
     Arc::new(EmbeddedStore::open(dir.path(), EmbeddedStoreOptions::default()).expect("open"))
 }
 
+/// A feed's chunks as one line each.
+fn per_line(
+    chunks: impl Stream<Item = Result<Bytes, StoreError>> + Send + 'static,
+) -> std::pin::Pin<Box<dyn Stream<Item = Result<Bytes, StoreError>> + Send>> {
+    Box::pin(chunks.flat_map(|chunk| {
+        let lines: Vec<Result<Bytes, StoreError>> = match chunk {
+            Ok(chunk) => chunk
+                .split_inclusive(|b| *b == b'\n')
+                .map(|line| Ok(Bytes::copy_from_slice(line)))
+                .collect(),
+            Err(e) => vec![Err(e)],
+        };
+        futures::stream::iter(lines)
+    }))
+}
+
 fn event(line: Result<Bytes, StoreError>) -> Result<FeedEvent, StoreError> {
     line.map(|bytes| serde_json::from_slice(&bytes).expect("a feed line is JSON"))
 }
@@ -81,7 +97,7 @@ async fn an_agent_gets_its_items_and_a_delete_when_one_stops_being_meant_for_it(
         start.items.iter().map(|i| &i.key[..]).collect::<Vec<_>>(),
         vec!["k/web"]
     );
-    let mut feed = Box::pin(
+    let mut feed = per_line(
         fanout
             .follow(web, start.revision, known(&start))
             .await
@@ -139,14 +155,14 @@ async fn every_agent_gets_the_same_line_and_a_known_version_is_not_sent_again() 
     publish(store.as_ref(), &owner(), "k/2", json!(2), role("web"))
         .await
         .expect("publish");
-    let mut a1 = Box::pin(
+    let mut a1 = per_line(
         fanout
             .follow(agent("a1", "web"), from, HashMap::new())
             .await
             .expect("follow"),
     );
     // a2 already holds k/1 at version 1 (it said so when it connected).
-    let mut a2 = Box::pin(
+    let mut a2 = per_line(
         fanout
             .follow(agent("a2", "web"), from, HashMap::from([("k/1".into(), 1)]))
             .await
@@ -170,7 +186,7 @@ async fn a_feed_behind_the_bounded_log_is_told_to_re_list_and_the_listing_is_cur
     let fanout = Fanout::start(store.clone(), limits);
     let web = agent("a1", "web");
     let from = fanout.snapshot(&web).await.expect("snapshot").revision;
-    let mut slow = Box::pin(
+    let mut slow = per_line(
         fanout
             .follow(web.clone(), from, HashMap::new())
             .await
@@ -205,7 +221,7 @@ async fn a_feed_behind_the_bounded_log_is_told_to_re_list_and_the_listing_is_cur
     let listing = fanout.snapshot(&web).await.expect("snapshot");
     assert_eq!(listing.items.len(), 10);
     assert_eq!(listing.revision, latest);
-    let mut caught_up = Box::pin(
+    let mut caught_up = per_line(
         fanout
             .follow(web, listing.revision, known(&listing))
             .await
