@@ -4,6 +4,7 @@
 
 mod chain_descriptor;
 mod dispatch;
+mod distribution;
 mod end_to_end;
 mod etcd;
 mod etcd_loop;
@@ -53,8 +54,8 @@ enum Command {
     Run {
         /// The built components (scripts/build-components.sh OUT).
         components: PathBuf,
-        /// Scenarios to run (default: all): store dispatch reload rollout end-to-end fan-out agent-publish
-        /// replicas kvscheduler restart languages memory hardening watches tls kube supply.
+        /// Scenarios to run (default: all): store dispatch reload rollout end-to-end fan-out distribution
+        /// agent-publish replicas kvscheduler restart languages memory hardening watches tls kube supply.
         scenarios: Vec<String>,
         #[command(flatten)]
         sizes: Box<scenarios::Sizes>,

@@ -13,6 +13,7 @@ pub const SCENARIOS: &[&str] = &[
     "rollout",
     "end-to-end",
     "fan-out",
+    "distribution",
     "agent-publish",
     "replicas",
     "kvscheduler",

@@ -38,6 +38,13 @@ pub struct Sizes {
     /// no wide run).
     #[arg(long, default_value_t = 1000)]
     pub fan_out_clients: usize,
+    /// Clients (and etcd watchers) of each distribution run, one snapshot and one live run per
+    /// count.
+    #[arg(long, value_delimiter = ',', default_value = "100,1000")]
+    pub distribution_clients: Vec<usize>,
+    /// The live distribution writer's pace: one transaction of 128 items every this many ms.
+    #[arg(long, default_value_t = 100)]
+    pub live_interval_ms: u64,
     /// Scales the store writes (1.0: up to 8000 per round).
     #[arg(long, default_value_t = 1.0)]
     pub store_scale: f64,
@@ -101,6 +108,7 @@ pub async fn run(names: &[String], components: &Path, sizes: &Sizes) -> Report {
             "hardening" => hardening_rows().await,
             "languages" => language_rows(components).await,
             "fan-out" => fan_out_rows(components, sizes).await,
+            "distribution" => distribution_rows(components, sizes).await,
             "agent-publish" => crate::publish::rows(components, sizes.publish_items).await,
             "replicas" => {
                 let policy = components.join("policy-rust.wasm");
@@ -567,6 +575,100 @@ async fn language_rows(components: &Path) -> anyhow::Result<Rows> {
                 &format!("{name}.wasm is not built yet (examples/{name} is being written)"),
             )),
         }
+    }
+    Ok((rows, Vec::new()))
+}
+
+async fn distribution_rows(components: &Path, sizes: &Sizes) -> anyhow::Result<Rows> {
+    use crate::distribution::{
+        BATCH, live_etcd, live_ours, quantile, snapshot_etcd, snapshot_ours,
+    };
+    // The snapshot's items are published as 100 Policies of equal rules.
+    let items = sizes.fan_out_items / 100 * 100;
+    let policy = components.join("policy-rust.wasm");
+    let interval = Duration::from_millis(sizes.live_interval_ms);
+    let mut rows = Vec::new();
+    for &clients in &sizes.distribution_clients {
+        // The memory target is for many clients; with fewer, the server's own base shows.
+        let memory_target = if clients >= 1000 {
+            (Target::RatioAtMost(1.0), "≤ etcd's")
+        } else {
+            (Target::None, "reported")
+        };
+        let ours = snapshot_ours(&policy, items, clients).await?;
+        let etcd = snapshot_etcd(items, clients).await?;
+        eprintln!("  snapshot × {clients}: ours {ours:?}, etcd {etcd:?}");
+        let secs = |d: Duration| d.as_secs_f64();
+        let work = format!("{items} items stored, {clients} clients connect");
+        rows.push(Scenario::measured(
+            "distribution",
+            &format!("{work}: s until each holds every item (etcd / ours, higher is better)"),
+            etcd.elapsed.as_secs_f64() / ours.elapsed.as_secs_f64(),
+            ("-", None),
+            (Target::ValueAtLeast(1.0), "as fast as etcd (≥ 1)"),
+            &format!(
+                "ours {:.3} s (server CPU {:.2} s): {clients} registered agents' clients (own connections, in the bench process) each `GET /v1/nimbus/items` at once, the items published before by the Policy reactor; etcd {:.3} s (CPU {:.2} s): {clients} etcd-client connections each read the prefix of the same number of keys. Both decode into keys and undecoded values",
+                secs(ours.elapsed),
+                secs(ours.cpu),
+                secs(etcd.elapsed),
+                secs(etcd.cpu)
+            ),
+        ));
+        rows.push(Scenario::measured(
+            "distribution",
+            &format!("{work}: server peak RSS (MB)"),
+            ours.rss as f64 / 1e6,
+            ("etcd 3.4 peak RSS, same reads", Some(etcd.rss as f64 / 1e6)),
+            memory_target,
+            "VmRSS sampled during the reads",
+        ));
+        let ours = live_ours(&policy, items, clients, interval).await?;
+        let etcd = live_etcd(items, clients, interval).await?;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        eprintln!(
+            "  live × {clients}: ours p50 {:.1} p99 {:.1} ms (writes {:.1}, cpu {:.2} s), etcd p50 {:.1} p99 {:.1} ms (writes {:.1}, cpu {:.2} s)",
+            ms(ours.quantile(0.5)),
+            ms(ours.quantile(0.99)),
+            ms(quantile(&ours.writes, 0.5)),
+            secs(ours.cpu),
+            ms(etcd.quantile(0.5)),
+            ms(etcd.quantile(0.99)),
+            ms(quantile(&etcd.writes, 0.5)),
+            secs(etcd.cpu),
+        );
+        let work = format!(
+            "{items} items written {BATCH} a transaction every {} ms, {clients} clients follow",
+            interval.as_millis()
+        );
+        rows.push(Scenario::measured(
+            "distribution",
+            &format!("{work}: median ms from a write to every client holding it (etcd / ours, higher is better)"),
+            ms(etcd.quantile(0.5)) / ms(ours.quantile(0.5)),
+            ("-", None),
+            (Target::ValueAtLeast(1.0), "as fast as etcd (≥ 1)"),
+            &format!(
+                "ours median {:.1} ms, p99 {:.1} ms, server CPU {:.2} s: one Policy of {BATCH} rules applied through the API (median round trip {:.1} ms), which the Policy reactor publishes as {BATCH} items in one transaction, to {clients} clients of `/v1/nimbus/watch`; etcd median {:.1} ms, p99 {:.1} ms, CPU {:.2} s: one txn of {BATCH} puts (median round trip {:.1} ms) to {clients} etcd-client watchers. Clients decode each item's key and keep its value undecoded",
+                ms(ours.quantile(0.5)),
+                ms(ours.quantile(0.99)),
+                secs(ours.cpu),
+                ms(quantile(&ours.writes, 0.5)),
+                ms(etcd.quantile(0.5)),
+                ms(etcd.quantile(0.99)),
+                secs(etcd.cpu),
+                ms(quantile(&etcd.writes, 0.5))
+            ),
+        ));
+        rows.push(Scenario::measured(
+            "distribution",
+            &format!("{work}: server peak RSS (MB)"),
+            ours.rss as f64 / 1e6,
+            (
+                "etcd 3.4 peak RSS, same watchers",
+                Some(etcd.rss as f64 / 1e6),
+            ),
+            memory_target,
+            "VmRSS sampled during the run",
+        ));
     }
     Ok((rows, Vec::new()))
 }
