@@ -68,6 +68,18 @@ impl<'a> Slot<'a> {
             name: name.to_owned(),
         })
     }
+
+    /// [`Slot::present`], at the `expected` revision if one is given.
+    fn present_at(
+        &mut self,
+        (kind, name): (&str, &str),
+        expected: Option<Revision>,
+    ) -> Result<&mut Cow<'a, Object>, StoreError> {
+        let state = self.present(kind, name)?;
+        let key = || ObjectKey::new(kind, name).to_string();
+        check_revision(&key, Some(state), expected)?;
+        Ok(state)
+    }
 }
 
 /// Which fields an edit replaces whole, so its first edit does not copy them.
@@ -236,12 +248,7 @@ pub(crate) fn set_status(
     status: Value,
     expected: Option<Revision>,
 ) -> Result<(), StoreError> {
-    let state = slot.present(key.0, key.1)?;
-    check_revision(
-        &|| ObjectKey::new(key.0, key.1).to_string(),
-        Some(state),
-        expected,
-    )?;
+    let state = slot.present_at(key, expected)?;
     if state.status == status {
         return Ok(());
     }
@@ -261,12 +268,7 @@ pub(crate) fn set_finalizers(
     finalizers: Vec<String>,
     expected: Option<Revision>,
 ) -> Result<(), StoreError> {
-    let state = slot.present(key.0, key.1)?;
-    check_revision(
-        &|| ObjectKey::new(key.0, key.1).to_string(),
-        Some(state),
-        expected,
-    )?;
+    let state = slot.present_at(key, expected)?;
     if state.meta.deleting && finalizers.is_empty() {
         slot.remove();
         return Ok(());
@@ -299,12 +301,7 @@ pub(crate) fn delete(
     slot: &mut Slot<'_>,
     expected: Option<Revision>,
 ) -> Result<(), StoreError> {
-    let state = slot.present(key.0, key.1)?;
-    check_revision(
-        &|| ObjectKey::new(key.0, key.1).to_string(),
-        Some(state),
-        expected,
-    )?;
+    let state = slot.present_at(key, expected)?;
     if state.meta.finalizers.is_empty() {
         slot.remove();
         return Ok(());
