@@ -201,6 +201,7 @@ async fn instantiate_samples(
         frozen_clock: None,
         permissions: None,
         version: "bench".into(),
+        blocking_fs: false,
     };
     let mut times = Vec::with_capacity(samples);
     for _ in 0..samples + 1 {

@@ -34,6 +34,11 @@ pub(crate) struct InstanceSpec {
     pub(crate) permissions: Option<Arc<Enforced>>,
     /// The version as the metrics label it (`version_of` its sha256).
     pub(crate) version: Arc<str>,
+    /// Its filesystem calls run on the calling thread instead of a hop to tokio's blocking
+    /// pool each: a descriptor's, whose southbound files are the agent's whole work (half its
+    /// CPU per item was those hops). A reactor's stay on the pool, so that a slow folder
+    /// cannot hold the server's few worker threads.
+    pub(crate) blocking_fs: bool,
 }
 
 /// A wall clock that always reads one time (`reactor-host test`: the same statuses on
@@ -100,7 +105,8 @@ pub(crate) fn new_store(
     wasi.stderr(TracingOutput::new(spec.component.clone(), Stream::Stderr));
     wasi.allow_tcp(false)
         .allow_udp(false)
-        .allow_ip_name_lookup(false);
+        .allow_ip_name_lookup(false)
+        .allow_blocking_current_thread(spec.blocking_fs);
     if let Some(at) = spec.frozen_clock {
         wasi.wall_clock(FrozenClock(at));
     }

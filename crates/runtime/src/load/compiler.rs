@@ -130,6 +130,7 @@ impl Compiler {
             host: self.host.clone(),
             frozen_clock: self.frozen_clock,
             version: crate::serve::rollout_info::version_of(&sha256).into(),
+            blocking_fs: slot.world == World::Descriptor,
             permissions: declared.clone().map(|declared| {
                 Arc::new(Enforced {
                     declared,
