@@ -55,6 +55,13 @@ pub struct AgentProcess {
     pub held: Arc<AtomicUsize>,
 }
 
+impl AgentProcess {
+    /// The process's user + system CPU time so far.
+    pub fn cpu_time(&self) -> Option<Duration> {
+        crate::machine::cpu_time_of(self.child.id())
+    }
+}
+
 impl Drop for AgentProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -68,11 +75,23 @@ pub fn start_agent(
     id: &str,
     label: &str,
 ) -> anyhow::Result<AgentProcess> {
+    start_agent_with(server, dir, id, label, &[])
+}
+
+/// As [`start_agent`], with `extra` arguments (e.g. `--descriptors DIR`).
+pub fn start_agent_with(
+    server: &Server,
+    dir: &std::path::Path,
+    id: &str,
+    label: &str,
+    extra: &[&std::ffi::OsStr],
+) -> anyhow::Result<AgentProcess> {
     let mut child = Command::new(binary())
         .args(["agent", "--id", id, "--label", label, "--server"])
         .arg(server.base())
         .args(["--token", server.token(), "--heartbeat", "5s", "--data"])
         .arg(dir.join(id))
+        .args(extra)
         .env("RUST_LOG", "info")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -2,6 +2,7 @@
 //! written to bench/results/latest.json and rendered to docs/src/performance.md. Absolute
 //! times on a shared machine are noise; the ratios are the result.
 
+mod agent_apply;
 mod chain_descriptor;
 mod dispatch;
 mod distribution;
@@ -55,7 +56,7 @@ enum Command {
         /// The built components (scripts/build-components.sh OUT).
         components: PathBuf,
         /// Scenarios to run (default: all): store dispatch reload rollout end-to-end fan-out distribution
-        /// agent-publish replicas kvscheduler restart languages memory hardening watches tls kube supply.
+        /// agent-publish agent-apply replicas kvscheduler restart languages memory hardening watches tls kube supply.
         scenarios: Vec<String>,
         #[command(flatten)]
         sizes: Box<scenarios::Sizes>,

@@ -15,6 +15,7 @@ pub const SCENARIOS: &[&str] = &[
     "fan-out",
     "distribution",
     "agent-publish",
+    "agent-apply",
     "replicas",
     "kvscheduler",
     "restart",

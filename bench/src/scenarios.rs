@@ -51,6 +51,9 @@ pub struct Sizes {
     /// Nimbus items published at once to one agent (and split over ten) in agent-publish.
     #[arg(long, default_value_t = 50_000)]
     pub publish_items: usize,
+    /// Nimbus items one agent applies through a WASM descriptor in agent-apply.
+    #[arg(long, default_value_t = 10_000)]
+    pub agent_apply_items: usize,
     /// Values per KV scheduler transaction, one run per size.
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
     pub kv_sizes: Vec<usize>,
@@ -110,6 +113,7 @@ pub async fn run(names: &[String], components: &Path, sizes: &Sizes) -> Report {
             "fan-out" => fan_out_rows(components, sizes).await,
             "distribution" => distribution_rows(components, sizes).await,
             "agent-publish" => crate::publish::rows(components, sizes.publish_items).await,
+            "agent-apply" => crate::agent_apply::rows(components, sizes.agent_apply_items).await,
             "replicas" => {
                 let policy = components.join("policy-rust.wasm");
                 crate::replicas::rows(&policy, &sizes.replica_counts, sizes.replica_objects).await
