@@ -230,6 +230,15 @@ fn a_reconcile_does_not_run_again_for_the_children_it_wrote() {
         child_names(&host).contains("acme-dev").then_some(())
     });
     assert!(runs() >= 3.0, "acme ran again for the delete");
+    // The restore is acme's own commit: it runs nothing again. By a third Tenant's one run,
+    // a run for the restored child would have been counted.
+    apply(&host, &tenant("omega", "gold", &["y"]));
+    ready("omega", 4.0);
+    assert_eq!(
+        runs(),
+        4.0,
+        "one run for the delete, none for the child it restored"
+    );
 }
 
 #[test]
