@@ -9,7 +9,7 @@
 //! what the agent adds to the call.
 
 use crate::fan_out::{AgentProcess, start_agent_with, wait_until};
-use crate::publish::{policies, policy_server};
+use crate::publish::{policies, policy_server, reports_back};
 use crate::report::{Scenario, Target};
 use crate::scenarios::Rows;
 use anyhow::{Context, anyhow};
@@ -148,17 +148,7 @@ async fn through_agent(built: &Path, items: usize) -> anyhow::Result<(Duration, 
     client
         .apply(policies(items, |_| AGENT_ROLE.to_owned()))
         .await?;
-    loop {
-        let views = client.agents().await?;
-        if views.len() == 1 && views.iter().all(|v| v.applied == items) {
-            break;
-        }
-        if started.elapsed() > crate::fan_out::DEADLINE {
-            anyhow::bail!("reports not back within {:?}", crate::fan_out::DEADLINE);
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let wall = started.elapsed();
+    let wall = reports_back(&client, 1, items, started).await?;
     let after = agent.cpu_time().context("no CPU time for the agent")?;
     Ok((after.saturating_sub(before), wall))
 }

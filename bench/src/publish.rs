@@ -56,20 +56,30 @@ pub async fn measure(policy: &Path, items: usize, agents: usize) -> anyhow::Resu
     })
     .await?;
     let held = started.elapsed();
+    Ok(Publish {
+        held,
+        reported: reports_back(&client, agents, each, started).await?,
+    })
+}
+
+/// Waits until `GET /v1/agents` shows `agents` agents with `each` items applied each; answers
+/// the time since `started`.
+pub async fn reports_back(
+    client: &Client,
+    agents: usize,
+    each: usize,
+    started: Instant,
+) -> anyhow::Result<Duration> {
     loop {
         let views = client.agents().await?;
         if views.len() == agents && views.iter().all(|v| v.applied == each) {
-            break;
+            return Ok(started.elapsed());
         }
         if started.elapsed() > crate::fan_out::DEADLINE {
             anyhow::bail!("reports not back within {:?}", crate::fan_out::DEADLINE);
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    Ok(Publish {
-        held,
-        reported: started.elapsed(),
-    })
 }
 
 /// `POLICIES` Policies of `items / POLICIES` rules each (one Nimbus item per rule), Policy
