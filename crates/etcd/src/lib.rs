@@ -36,8 +36,8 @@ use error::{cause, is_compacted, revision};
 use etcd_client::{Client, ConnectOptions, GetOptions, WatchOptions};
 use reactor_core::object::{ApplyRequest, Object, Revision, Selector};
 use reactor_store::{
-    Applied, Listing, Page, PageQuery, Store, StoreError, WatchStream, Write, Written, plan_apply,
-    plan_writes, targets,
+    Applied, Chunks, Listing, Page, PageQuery, Store, StoreError, WatchStream, Write, Written,
+    plan_apply, plan_writes, targets,
 };
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -329,6 +329,12 @@ impl Store for EtcdStore {
             revision: at.unwrap_or(0),
             more,
         })
+    }
+
+    /// Every page read as [`Store::list_page`] reads it, at the first one's revision: a list
+    /// of any size is read a page at a time (until etcd compacts that revision).
+    fn list_chunks(self: Arc<Self>, kind: &str, selector: &Selector, chunk: usize) -> Chunks {
+        reactor_store::chunks::through_pages(self, kind, selector, chunk)
     }
 
     async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError> {

@@ -14,6 +14,7 @@ mod logs;
 mod metrics_route;
 mod objects;
 mod openapi;
+mod paged_list;
 mod state_metrics;
 mod status;
 mod users;

@@ -1,12 +1,14 @@
 //! `/v1/objects`: apply, get, list, delete, and status.
 
 use super::openapi::Refused;
+use super::paged_list;
 use super::{ApiError, AppState};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::header::WARNING;
 use axum::http::{HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
 use reactor_core::object::{
     ApplyRequest, Object, Revision, Selector, is_reserved, validate_kind, validate_object_name,
 };
@@ -194,7 +196,8 @@ pub struct ListQuery {
     selector: Option<String>,
 }
 
-/// The objects of a kind, optionally selected by label.
+/// The objects of a kind, optionally selected by label. A list longer than a page goes out as
+/// it is read, a page at a time, every page from the first one's revision.
 #[utoipa::path(
     operation_id = "listObjects",
     get,
@@ -207,7 +210,7 @@ pub async fn list(
     State(state): State<AppState>,
     Path(kind): Path<String>,
     query: Result<Query<ListQuery>, QueryRejection>,
-) -> Answer<Listing> {
+) -> Result<Response, ApiError> {
     check(&kind, None)?;
     check_readable(&kind)?;
     let Query(query) = query?;
@@ -217,7 +220,21 @@ pub async fn list(
         .unwrap_or_default()
         .parse()
         .map_err(|e: reactor_core::object::SelectorError| ApiError::invalid(e.to_string()))?;
-    Ok(Json(state.store.list(&kind, &selector).await?))
+    let (first, rest) = paged_list::first_page(&state.store, &kind, &selector).await?;
+    if !first.more {
+        let listing = Listing {
+            items: first.items,
+            revision: first.revision,
+        };
+        return Ok(Json(listing).into_response());
+    }
+    // As a `Listing` is serialized whole.
+    let shape = paged_list::Shape {
+        head: br#"{"items":["#.to_vec(),
+        tail: format!(r#"],"revision":{}}}"#, first.revision).into_bytes(),
+        item: |object: &Object, out: &mut Vec<u8>| serde_json::to_writer(out, object),
+    };
+    Ok(paged_list::respond(kind, first, rest, shape))
 }
 
 /// One object.

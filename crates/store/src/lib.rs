@@ -1,6 +1,7 @@
 //! The desired-state store: objects with revisions, finalizers and a watchable change log.
 
 mod cas;
+pub mod chunks;
 pub mod embedded;
 mod error;
 mod follow;
@@ -12,6 +13,7 @@ mod shards;
 mod writes;
 
 pub use cas::{CAS_ATTEMPTS, retry_on_conflict, update_status};
+pub use chunks::Chunks;
 pub use embedded::{EmbeddedStore, EmbeddedStoreOptions};
 pub use error::{StoreError, StoreHealth};
 pub use follow::{Follower, follow};
@@ -81,6 +83,15 @@ pub trait Store: Send + Sync + 'static {
         query: PageQuery<'_>,
     ) -> Result<Page, StoreError> {
         Ok(Page::of(self.list(kind, selector).await?, &query))
+    }
+
+    /// The objects of `kind` that `selector` matches, in name order, as pages of at most
+    /// `chunk` objects, every page at the first one's revision. At least one page comes; the
+    /// last has `more` false. This default hands out one whole [`Store::list`]; a backend that
+    /// reads a later page at an earlier revision reads each page as it is asked for
+    /// ([`chunks::through_pages`]), so that a list is never whole in memory.
+    fn list_chunks(self: Arc<Self>, kind: &str, selector: &Selector, chunk: usize) -> Chunks {
+        chunks::of_whole_list(self, kind, selector, chunk)
     }
 
     /// Creates or updates every object, all or nothing. Unchanged objects keep their revision.

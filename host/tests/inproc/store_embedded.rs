@@ -61,9 +61,17 @@ async fn the_in_memory_backend_keeps_the_contract() {
     store_contract::multi_document_apply_is_all_or_nothing(memory()).await;
     store_contract::finalizers_keep_a_deleted_object_until_released(memory()).await;
     store_contract::a_watch_sees_every_change_once_in_order(memory()).await;
+    store_contract::a_list_in_chunks_shows_the_store_at_its_first_page(memory()).await;
     let unique =
         store_contract::concurrent_writers_get_unique_increasing_revisions(memory(), 8, 25).await;
     assert_eq!(unique.len(), 200);
+}
+
+#[tokio::test]
+async fn a_list_in_chunks_shows_the_store_at_its_first_page() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    store_contract::a_list_in_chunks_shows_the_store_at_its_first_page(Arc::new(open(dir.path())))
+        .await;
 }
 
 #[tokio::test]

@@ -46,6 +46,15 @@ async fn multi_document_apply_is_all_or_nothing() {
 }
 
 #[tokio::test]
+async fn a_list_in_chunks_shows_the_store_at_its_first_page() {
+    let etcd = Etcd::start();
+    store_contract::a_list_in_chunks_shows_the_store_at_its_first_page(Arc::new(
+        connect(&etcd).await,
+    ))
+    .await;
+}
+
+#[tokio::test]
 async fn annotations_are_kept_and_replaced_by_an_apply() {
     let etcd = Etcd::start();
     store_contract::annotations_are_kept_and_replaced_by_an_apply(Arc::new(connect(&etcd).await))

@@ -7,6 +7,7 @@ use super::reply::{Refusal, Refused, Reply, json};
 use super::target::{Target, bad_query};
 use super::write::{mapping_refusal, patch_refusal, undeclared_fields, write};
 use crate::AppState;
+use crate::paged_list;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -17,7 +18,7 @@ use reactor_http::Path;
 use reactor_kube::KubeError;
 use reactor_kube::continuation::Continuation;
 use reactor_kube::events::Shape;
-use reactor_kube::mapping::{from_kube, to_list};
+use reactor_kube::mapping::{from_kube, to_kube, to_list};
 use reactor_kube::patch::PatchType;
 use reactor_kube::query::Query as KubeQuery;
 use reactor_kube::table::{IncludeObject, table, wants_table};
@@ -90,6 +91,11 @@ pub async fn list(
     if query.is_watch() {
         return super::watch::serve(state, target, query, shape).await;
     }
+    if shape == Shape::Object
+        && let Some(whole) = whole_list(&state, &target, &query).await?
+    {
+        return Ok(whole);
+    }
     let (items, revision, next) = select(&state, &target, &query).await?;
     let answer = match shape {
         Shape::Table(include) => {
@@ -108,6 +114,51 @@ pub async fn list(
         Shape::Object => to_list(&items, &target.resource, &target.catalog, revision, next),
     };
     Ok(json(StatusCode::OK, answer, &[]))
+}
+
+/// A list asked for whole (no `limit`, `continue` or field selector) as objects, as the
+/// Kubernetes clients' own `list` asks: read and sent a page at a time, every page from the
+/// first one's snapshot, so that the server holds one page of it ([`paged_list`]). `None`
+/// for any other list.
+async fn whole_list(
+    state: &AppState,
+    target: &Target,
+    query: &KubeQuery,
+) -> Result<Option<axum::response::Response>, Refusal> {
+    let selector = query.selector().map_err(bad_query)?;
+    if query.limit().map_err(bad_query)?.is_some()
+        || query.continuation().map_err(bad_query)?.is_some()
+        || !query.name_fields().map_err(bad_query)?.is_empty()
+    {
+        return Ok(None);
+    }
+    let (first, rest) = paged_list::first_page(&state.store, target.kind(), &selector)
+        .await
+        .map_err(|e| target.store_error(&e, ""))?;
+    let (resource, catalog) = (target.resource.clone(), target.catalog.clone());
+    if !first.more {
+        let list = to_list(&first.items, &resource, &catalog, first.revision, None);
+        return Ok(Some(json(StatusCode::OK, list, &[])));
+    }
+    // The list's own fields, then its items as they come.
+    let mut list = to_list(&[], &resource, &catalog, first.revision, None);
+    if let Some(fields) = list.as_object_mut() {
+        fields.remove("items");
+    }
+    let mut head = serde_json::to_vec(&list)
+        .map_err(|e| target.refuse(KubeError::InternalError(e.to_string()), ""))?;
+    // Without its closing brace.
+    head.pop();
+    head.extend_from_slice(br#","items":["#);
+    let shape = paged_list::Shape {
+        head,
+        tail: b"]}".to_vec(),
+        item: move |object: &Object, out: &mut Vec<u8>| {
+            serde_json::to_writer(out, &to_kube(object, &resource, &catalog))
+        },
+    };
+    let kind = target.kind().to_owned();
+    Ok(Some(paged_list::respond(kind, first, rest, shape)))
 }
 
 /// The objects a list asks for (label and field selectors, one page of `limit` after

@@ -66,7 +66,7 @@ pub fn list_page(
 
 /// Up to `limit` objects of `kind` that `selector` matches named after `after`, in name order,
 /// as `txn` sees them.
-fn read_page(
+pub fn read_page(
     txn: &ReadTransaction,
     kind: &str,
     selector: &Selector,

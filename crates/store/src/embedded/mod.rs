@@ -22,11 +22,14 @@ pub use check::{Area, Finding};
 pub use verify::{Report, verify};
 
 use crate::{
-    Applied, Listing, Page, PageQuery, Store, StoreError, StoreHealth, WatchStream, Write, Written,
+    Applied, Chunks, Listing, Page, PageQuery, Store, StoreError, StoreHealth, WatchStream, Write,
+    Written,
 };
 use async_trait::async_trait;
+use futures::stream::{self, StreamExt};
 use health::{BY_READ, BY_START, Health};
 use reactor_core::object::{ApplyRequest, Object, ObjectKey, Revision, Selector};
+use redb::{ReadTransaction, ReadableDatabase};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -88,7 +91,7 @@ impl Default for EmbeddedStoreOptions {
             log_retention: 100_000,
             bookmark_interval: Duration::from_secs(10),
             max_batch: 1024,
-            cache_bytes: 256 << 20,
+            cache_bytes: 64 << 20,
             max_object_bytes: crate::DEFAULT_MAX_OBJECT_BYTES,
             start_check: StartCheck::default(),
             scrub_rate: DEFAULT_SCRUB_RATE,
@@ -283,6 +286,16 @@ impl EmbeddedStore {
         .await
         .map_err(|e| StoreError::Backend(format!("store read task failed: {e}")))?
     }
+
+    /// Refuses a list of `kind` once the store knows itself damaged there: a corrupt record
+    /// or page could hide objects the list would miss.
+    fn listable(&self, kind: &str) -> Result<(), StoreError> {
+        let health = &self.shared.health;
+        if health.lists_damaged(kind) {
+            return Err(health.unknown(format!("which objects of kind {kind} exist")));
+        }
+        Ok(())
+    }
 }
 
 /// Opens the redb file (see [`crate::redb_file::open_redb`]), telling `recovery` what redb did.
@@ -445,10 +458,7 @@ impl Store for EmbeddedStore {
         let (items, revision) = self
             .read(what, move |db| list::list_kind(db, &kind, &selector))
             .await?;
-        let health = &self.shared.health;
-        if health.lists_damaged(&listed) {
-            return Err(health.unknown(format!("which objects of kind {listed} exist")));
-        }
+        self.listable(&listed)?;
         Ok(Listing { items, revision })
     }
 
@@ -474,11 +484,45 @@ impl Store for EmbeddedStore {
                 list::list_page(db, &shared.snapshots, latest, &kind, &selector, query)
             })
             .await?;
-        let health = &self.shared.health;
-        if health.lists_damaged(&listed) {
-            return Err(health.unknown(format!("which objects of kind {listed} exist")));
-        }
+        self.listable(&listed)?;
         Ok(page)
+    }
+
+    /// Every page is read from one read transaction the list holds until its last page (not
+    /// one of the snapshots kept for paged lists, so no other list can end it).
+    fn list_chunks(self: Arc<Self>, kind: &str, selector: &Selector, chunk: usize) -> Chunks {
+        let (kind, selector, chunk) = (kind.to_owned(), selector.clone(), chunk.max(1));
+        // The read transaction once the first page took it, and the name the next page
+        // starts after (`None`: the list is done).
+        let first: (Option<Arc<ReadTransaction>>, Option<Option<String>>) = (None, Some(None));
+        stream::unfold(first, move |(txn, after)| {
+            let (store, kind, selector) = (self.clone(), kind.clone(), selector.clone());
+            async move {
+                let after = after?;
+                let what = format!("the objects of kind {kind}");
+                let listed = kind.clone();
+                let read = store
+                    .read(what, move |db| {
+                        let txn = match txn {
+                            Some(txn) => txn,
+                            None => Arc::new(db.begin_read().map_err(tables::storage)?),
+                        };
+                        let page =
+                            list::read_page(&txn, &kind, &selector, after.as_deref(), Some(chunk))?;
+                        Ok((txn, page))
+                    })
+                    .await
+                    .and_then(|read| store.listable(&listed).map(|()| read));
+                Some(match read {
+                    Ok((txn, page)) => {
+                        let next = page.next_after().map(|name| Some(name.to_owned()));
+                        (Ok(page), (Some(txn), next))
+                    }
+                    Err(e) => (Err(e), (None, None)),
+                })
+            }
+        })
+        .boxed()
     }
 
     async fn apply(&self, requests: Vec<ApplyRequest>) -> Result<Vec<Applied>, StoreError> {

@@ -267,3 +267,54 @@ fn kubectl_habits_work() {
         &["timed out after 1s waiting for Thing/e: condition=Ready=False"],
     );
 }
+
+#[test]
+fn a_list_longer_than_a_page_comes_whole_and_in_name_order() {
+    // The server reads and sends a list 500 objects at a time: 1201 make three pages.
+    let (_tmp, host) = started();
+    let documents: Vec<String> = (0..1201)
+        .map(|i| {
+            let tier = if i % 3 == 0 { "x" } else { "y" };
+            format!("kind: Many\nname: m-{i:04}\nlabels: {{tier: {tier}}}\nspec: {{n: {i}}}\n")
+        })
+        .collect();
+    // In applies of 100: etcd takes at most 128 operations in one transaction.
+    for some in documents.chunks(100) {
+        let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(&some.join("---\n")));
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+
+    let out = host.cli(&["get", "Many", "-o", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listing: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one JSON list");
+    let items = listing["items"].as_array().expect("items");
+    let names: Vec<&str> = items.iter().filter_map(|o| o["name"].as_str()).collect();
+    let expected: Vec<String> = (0..1201).map(|i| format!("m-{i:04}")).collect();
+    assert_eq!(names, expected);
+    assert_eq!(items[1200]["spec"]["n"], 1200);
+    let newest = items
+        .iter()
+        .filter_map(|o| o["meta"]["revision"].as_u64())
+        .max()
+        .expect("revisions");
+    let revision = listing["revision"].as_u64().expect("the list's revision");
+    assert!(
+        revision >= newest,
+        "listed at {revision}, an object is at {newest}"
+    );
+
+    let selected = host.cli(&[
+        "get",
+        "Many",
+        "-l",
+        "tier=x",
+        "-o",
+        "jsonpath={.items[*].name}",
+    ]);
+    assert!(selected.status.success(), "{}", stderr(&selected));
+    let expected: Vec<String> = (0..1201).step_by(3).map(|i| format!("m-{i:04}")).collect();
+    assert_eq!(
+        stdout(&selected).split_whitespace().collect::<Vec<_>>(),
+        expected
+    );
+}

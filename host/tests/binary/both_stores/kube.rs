@@ -867,6 +867,71 @@ fn a_paged_list_reads_its_later_pages_from_the_first_pages_snapshot() {
 }
 
 #[test]
+fn a_list_without_a_limit_longer_than_a_page_comes_whole() {
+    // The server reads and sends such a list 500 objects at a time: 1201 make three pages.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let host = start(&tmp);
+    let documents: Vec<String> = (0..1201)
+        .map(|i| {
+            format!("kind: Widget\nname: b{i:04}\nlabels: {{bulk: 'yes'}}\nspec: {{size: {i}}}\n")
+        })
+        .collect();
+    // In applies of 100: etcd takes at most 128 operations in one transaction.
+    for some in documents.chunks(100) {
+        let out = host.cli_with_stdin(&["apply", "-f", "-"], Some(&some.join("---\n")));
+        assert!(out.status.success(), "apply: {}", stderr(&out));
+    }
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let list: Value = runtime.block_on(async {
+        let answer = host
+            .http()
+            .get(format!(
+                "{}/apis/reactor.dev/v1/widgets?labelSelector=bulk%3Dyes",
+                host.url
+            ))
+            .bearer_auth(host.token())
+            .send()
+            .await
+            .expect("list");
+        assert_eq!(answer.status(), 200);
+        answer.json().await.expect("one JSON list")
+    });
+    assert_eq!(list["kind"], "WidgetList");
+    assert_eq!(list["apiVersion"], "reactor.dev/v1");
+    assert!(
+        list["metadata"]["continue"].is_null(),
+        "a whole list has no continue"
+    );
+    let revision: u64 = list["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|v| v.parse().ok())
+        .expect("a resourceVersion");
+    let items = list["items"].as_array().expect("items");
+    let names: Vec<&str> = items
+        .iter()
+        .filter_map(|o| o["metadata"]["name"].as_str())
+        .collect();
+    let expected: Vec<String> = (0..1201).map(|i| format!("b{i:04}")).collect();
+    assert_eq!(names, expected);
+    assert_eq!(items[1200]["kind"], "Widget");
+    assert_eq!(items[1200]["spec"]["size"], 1200);
+    let newest = items
+        .iter()
+        .filter_map(|o| {
+            o["metadata"]["resourceVersion"]
+                .as_str()?
+                .parse::<u64>()
+                .ok()
+        })
+        .max()
+        .expect("resourceVersions");
+    assert!(
+        revision >= newest,
+        "listed at {revision}, an object is at {newest}"
+    );
+}
+
+#[test]
 fn kubectl_applies_on_the_server_with_field_owners_and_conflicts() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let host = start(&tmp);
