@@ -121,12 +121,11 @@ impl ControllerHost for EngineHost {
         name: &str,
     ) -> Result<Option<Object>, GuestStoreError> {
         check_kind(kind)?;
-        let pending = self.pending(caller);
-        if let Some(staged) = pending
-            .as_ref()
-            .and_then(|p| p.staged(&ObjectKey::new(kind, name)))
-        {
-            return Ok(staged);
+        // Inside a callback, what it wrote, else the object as the callback first read it:
+        // from a cache that shows this reactor's own last commit (or the store), and for a
+        // shadow as the serving run beside it read it.
+        if let Some(pending) = self.pending(caller) {
+            return pending.get(kind, name).await.map_err(guest_error);
         }
         if self.context.reflectors.kinds().iter().any(|k| k == kind)
             && let Some(reflector) = self.context.reflectors.acquire(kind)
@@ -148,25 +147,25 @@ impl ControllerHost for EngineHost {
         selector: &Selector,
     ) -> Result<Vec<Object>, GuestStoreError> {
         check_kind(kind)?;
-        let items = if self.context.reflectors.kinds().iter().any(|k| k == kind)
+        // Inside a callback, as its pending writes show the objects (see `get`).
+        if let Some(pending) = self.pending(caller) {
+            let listing = pending.list(kind, selector).await.map_err(guest_error)?;
+            return Ok(listing.items);
+        }
+        if self.context.reflectors.kinds().iter().any(|k| k == kind)
             && let Some(reflector) = self.context.reflectors.acquire(kind)
         {
             reflector.synced().await;
             let listed = reflector.list(selector);
-            listed.into_iter().map(Arc::unwrap_or_clone).collect()
-        } else {
-            let listing = self
-                .context
-                .store
-                .list(kind, selector)
-                .await
-                .map_err(guest_error)?;
-            listing.items
-        };
-        Ok(match self.pending(caller) {
-            Some(pending) => pending.overlay(kind, selector, items),
-            None => items,
-        })
+            return Ok(listed.into_iter().map(Arc::unwrap_or_clone).collect());
+        }
+        let listing = self
+            .context
+            .store
+            .list(kind, selector)
+            .await
+            .map_err(guest_error)?;
+        Ok(listing.items)
     }
 
     /// The child is owned by the callback's primary object: new, or already its child.

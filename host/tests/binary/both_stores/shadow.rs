@@ -212,3 +212,54 @@ fn dropped_beside(host: &Host, guest: &str, serving: &str) -> String {
     assert!(echo_versions(host).iter().all(|v| v == "version-1"));
     dropped["shadow"]["diffs"][0]["lines"].to_string()
 }
+
+#[test]
+fn a_callback_reads_what_its_last_run_wrote_and_its_shadow_reads_the_same() {
+    // `probe` reads its ProbeLog, counts the call in it and writes it back; requeued every
+    // millisecond, each run reads what the run before committed an instant earlier. A read
+    // from a cache that does not show that commit yet loses a call, and a shadow that reads
+    // later than the serving run counts one more: either is a difference.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        "components:\n  probe:\n    rollout: {shadow: {objects: 100000}}\n",
+    )
+    .expect("config");
+    let config = config.to_str().expect("utf-8 path").to_owned();
+    let host = Host::start(&tmp.path().join("data"), &["--config", &config]);
+    let probe = built_bytes("probe");
+    let v1 = host.deploy_component("probe", &probe);
+    serving(&host, "probe", &v1);
+    let v2 = host.deploy_component("probe", &another_build(probe));
+    eventually("the rebuild runs as a shadow", 60, || {
+        (host.component("probe")["shadow"]["sha256"] == v2.as_str()).then_some(())
+    });
+    let (objects, runs) = (20, 15);
+    let documents: Vec<String> = (0..objects)
+        .map(|i| format!("kind: Probe\nname: p{i}\nspec: {{requeueMs: 1, requeueTimes: {runs}}}\n"))
+        .collect();
+    apply(&host, &documents.join("---\n"));
+    eventually("every probe ran its runs", 120, || {
+        let listing = get_json(&host, &["Probe"]);
+        let items = listing["items"].as_array()?;
+        (items.len() == objects
+            && items
+                .iter()
+                .all(|o| o["status"]["calls"].as_u64() == Some(runs + 1)))
+        .then_some(())
+    });
+    for i in 0..objects {
+        let log = host
+            .object("ProbeLog", &format!("p{i}"))
+            .expect("a ProbeLog");
+        let events = log["spec"]["events"].as_array().map(Vec::len);
+        assert_eq!(events, Some(runs as usize + 1), "p{i}: {log}");
+    }
+    let info = host.component("probe");
+    let shadow = &info["shadow"];
+    assert_eq!(shadow["sha256"], v2.as_str(), "{info}");
+    assert_eq!(shadow["differed"], 0, "{info}");
+    assert_eq!(shadow["dropped"], false, "{info}");
+    assert!(shadow["matched"].as_u64() >= Some(objects as u64), "{info}");
+}
