@@ -229,12 +229,12 @@ pub async fn list(
         return Ok(Json(listing).into_response());
     }
     // As a `Listing` is serialized whole.
-    let shape = paged_list::Shape {
+    let envelope = paged_list::Envelope {
         head: br#"{"items":["#.to_vec(),
         tail: format!(r#"],"revision":{}}}"#, first.revision).into_bytes(),
         item: |object: &Object, out: &mut Vec<u8>| serde_json::to_writer(out, object),
     };
-    Ok(paged_list::respond(kind, first, rest, shape))
+    Ok(paged_list::respond(kind, first, rest, envelope))
 }
 
 /// One object.

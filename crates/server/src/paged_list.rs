@@ -28,7 +28,7 @@ pub async fn first_page(
 }
 
 /// How a list's answer is written around its objects.
-pub struct Shape<W> {
+pub struct Envelope<W> {
     /// The bytes before the first object (the list's fields, then the items array opened),
     /// given the revision the list reflects.
     pub head: Vec<u8>,
@@ -41,11 +41,11 @@ pub struct Shape<W> {
 /// A JSON answer written a page at a time as `rest` comes after `first`. A page the store
 /// cannot read ends the body unfinished: the client sees a broken answer, never a shorter
 /// list.
-pub fn respond<W>(kind: String, first: Page, rest: Chunks, shape: Shape<W>) -> Response
+pub fn respond<W>(kind: String, first: Page, rest: Chunks, envelope: Envelope<W>) -> Response
 where
     W: Fn(&Object, &mut Vec<u8>) -> serde_json::Result<()> + Send + 'static,
 {
-    let Shape { head, tail, item } = shape;
+    let Envelope { head, tail, item } = envelope;
     let mut head = Some(head);
     let mut tail = Some(tail);
     let mut written = false;

@@ -162,7 +162,7 @@ impl Pending {
 
     /// `items` of `kind` (a listing by `selector` from elsewhere) with the callback's writes
     /// applied.
-    pub fn overlay(&self, kind: &str, selector: &Selector, mut items: Vec<Object>) -> Vec<Object> {
+    fn overlay(&self, kind: &str, selector: &Selector, mut items: Vec<Object>) -> Vec<Object> {
         let state = self.state.lock();
         let mine: Vec<(&ObjectKey, &Option<Arc<Object>>)> = state
             .objects

@@ -125,13 +125,13 @@ async fn whole_list(
     target: &Target,
     query: &KubeQuery,
 ) -> Result<Option<axum::response::Response>, Refusal> {
-    let selector = query.selector().map_err(bad_query)?;
     if query.limit().map_err(bad_query)?.is_some()
         || query.continuation().map_err(bad_query)?.is_some()
         || !query.name_fields().map_err(bad_query)?.is_empty()
     {
         return Ok(None);
     }
+    let selector = query.selector().map_err(bad_query)?;
     let (first, rest) = paged_list::first_page(&state.store, target.kind(), &selector)
         .await
         .map_err(|e| target.store_error(&e, ""))?;
@@ -150,7 +150,7 @@ async fn whole_list(
     // Without its closing brace.
     head.pop();
     head.extend_from_slice(br#","items":["#);
-    let shape = paged_list::Shape {
+    let envelope = paged_list::Envelope {
         head,
         tail: b"]}".to_vec(),
         item: move |object: &Object, out: &mut Vec<u8>| {
@@ -158,7 +158,7 @@ async fn whole_list(
         },
     };
     let kind = target.kind().to_owned();
-    Ok(Some(paged_list::respond(kind, first, rest, shape)))
+    Ok(Some(paged_list::respond(kind, first, rest, envelope)))
 }
 
 /// The objects a list asks for (label and field selectors, one page of `limit` after
