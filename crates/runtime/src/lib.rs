@@ -134,7 +134,7 @@ pub use files::{MAX_COMPONENT_BYTES, watch};
 pub use host::convert::{from_guest, to_guest};
 pub use host::log::log_for_component;
 pub use host::{Caller, ControllerHost, Detached, InCallback, ObjectRef};
-pub use load::admission::Admission;
+pub use load::admission::{Admission, Evidence};
 pub use load::compiler::RuntimeStats;
 pub use load::declaration;
 pub use load::described::{Described, DescriptorDescription, ReactorDescription, Watch};

@@ -4,14 +4,17 @@
 
 use crate::artifact::MAX_SIGNATURE_BYTES;
 use crate::signature::TrustedKeys;
-use reactor_runtime::{Admission, TrustSettings};
+use reactor_runtime::{Admission, Evidence, TrustSettings};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+
+/// What a component file's name takes to name its signature file.
+const SIGNATURE_SUFFIX: &str = ".minisig";
 
 /// The signature file of a component file: `NAME.wasm.minisig` beside it.
 pub fn signature_path(wasm: &Path) -> PathBuf {
     let mut name = wasm.as_os_str().to_owned();
-    name.push(".minisig");
+    name.push(SIGNATURE_SUFFIX);
     PathBuf::from(name)
 }
 
@@ -26,7 +29,7 @@ impl Admission for TrustPolicy {
         path: &Path,
         bytes: &[u8],
         trust: &TrustSettings,
-    ) -> Result<(), String> {
+    ) -> Result<Vec<Evidence>, String> {
         if trust.keys.is_empty() {
             return Err("the config's trust section names no keys, so nothing can load".into());
         }
@@ -49,6 +52,10 @@ impl Admission for TrustPolicy {
             Err(e) => return Err(format!("read the signature {shown}: {e}")),
         };
         keys.verify(bytes, &signature, &shown)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        Ok(vec![Evidence {
+            suffix: SIGNATURE_SUFFIX,
+            bytes: signature.into_bytes(),
+        }])
     }
 }

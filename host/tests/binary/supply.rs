@@ -581,6 +581,101 @@ fn with_a_trust_policy_only_components_signed_by_its_keys_load_from_the_folder()
     wait_serving(&host, "versioned", &sha256(&v2));
 }
 
+/// The misbehave guest declaring `flags` (`component annotate` flags), written to
+/// `dir/file` and signed with `key`.
+fn annotated_and_signed(dir: &Path, file: &str, flags: &[&str], key: &Path) -> PathBuf {
+    let path = write(dir, file, &guest("misbehave"));
+    let mut args = vec!["component", "annotate", path.to_str().expect("utf-8 path")];
+    args.extend(flags);
+    let out = run_cli(&args);
+    assert!(
+        out.status.success(),
+        "annotate: {}",
+        reactor_testkit::stderr(&out)
+    );
+    sign(&path, key);
+    path
+}
+
+/// Puts `file` and its signature in `dir` as component `name`, the signature first, each
+/// renamed in; answers the version's sha256.
+fn deploy_signed(dir: &Path, name: &str, file: &Path) -> String {
+    std::fs::create_dir_all(dir).expect("folder");
+    for (from, to) in [
+        (minisig(file), format!("{name}.wasm.minisig")),
+        (file.to_owned(), format!("{name}.wasm")),
+    ] {
+        let tmp = dir.join(format!(".{to}.tmp"));
+        std::fs::copy(&from, &tmp).expect("copy");
+        std::fs::rename(&tmp, dir.join(&to)).expect("rename it in");
+    }
+    sha256(&std::fs::read(file).expect("read"))
+}
+
+#[test]
+fn a_version_restored_after_a_restart_is_checked_again_against_the_keys_trusted_now() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (old_public, old_secret) = keygen(tmp.path(), "old");
+    let (new_public, new_secret) = keygen(tmp.path(), "new");
+    let config_file = tmp.path().join("reactor.yaml");
+    let trusting = |keys: &[&Path]| {
+        let keys: Vec<String> = keys.iter().map(|k| k.display().to_string()).collect();
+        let text = format!("trust:\n  keys: [{}]\n", keys.join(", "));
+        std::fs::write(&config_file, text).expect("config");
+    };
+    let data = tmp.path().join("data");
+    let dir = data.join("components");
+    // v1, signed by the old key, serves; v2 declares more (it waits for an approval) and is
+    // signed by the new key.
+    let v1 = annotated_and_signed(tmp.path(), "v1.wasm", &["--writes", "Note"], &old_secret);
+    let v2 = annotated_and_signed(
+        tmp.path(),
+        "v2.wasm",
+        &["--writes", "Note,Secret"],
+        &new_secret,
+    );
+    trusting(&[&old_public, &new_public]);
+    let v1_sha = deploy_signed(&dir, "misbehave", &v1);
+    let mut host = start(&data, &config_file);
+    wait_serving(&host, "misbehave", &v1_sha);
+    let v2_sha = deploy_signed(&dir, "misbehave", &v2);
+    let waits = |host: &Host| {
+        eventually("v2 waits for an approval", 60, || {
+            let c = component(host, "misbehave")?;
+            (c["waiting"]["sha256"] == v2_sha.as_str() && c["sha256"] == v1_sha.as_str())
+                .then_some(())
+        })
+    };
+    waits(&host);
+
+    // A restart with both keys trusted: v1 serves again first, admitted by the signature
+    // kept beside it (its file is gone from the folder), and v2 still waits.
+    drop(host);
+    host = start(&data, &config_file);
+    wait_serving(&host, "misbehave", &v1_sha);
+    waits(&host);
+    let again = "the version serving before the restart serves again";
+    assert_eq!(host.log().matches(again).count(), 1, "{}", host.log());
+
+    // The old key is no longer trusted: v1 does not serve again; v2 loads as a first
+    // version, checked against the new key.
+    drop(host);
+    trusting(&[&new_public]);
+    host = start(&data, &config_file);
+    wait_serving(&host, "misbehave", &v2_sha);
+    let log = host.log();
+    assert_eq!(
+        log.matches(again).count(),
+        1,
+        "v1 never served again: {log}"
+    );
+    assert!(
+        log.contains("the version serving before the restart cannot serve again")
+            && log.contains("not among the trusted keys"),
+        "{log}"
+    );
+}
+
 #[test]
 fn a_signature_pushed_beside_a_component_admits_it_from_the_registry() {
     let registry = Registry::start(RegistryOptions::default());

@@ -6,7 +6,7 @@
 
 use crate::error::RuntimeError;
 use crate::files::{MAX_COMPONENT_BYTES, component_name, is_core_module, read_component};
-use crate::load::admission::Admission;
+use crate::load::admission::{Admission, Evidence};
 use crate::load::cache::sha256_hex;
 use crate::load::compiler::Compiler;
 use crate::load::declaration;
@@ -222,7 +222,7 @@ impl Loader {
                 path: path.to_owned(),
             });
         }
-        let bytes = self.admit(&slot.name, path, bytes).await?;
+        let (bytes, evidence) = self.admit(&slot.name, path, bytes).await?;
         let declared = match declaration::read(&bytes) {
             Ok(declared) => declared,
             // Not a component wasmparser can read: the compiler says why, as for any file.
@@ -259,7 +259,7 @@ impl Loader {
             Some(versions) => {
                 let (versions, sha256) = (versions.clone(), sha256.clone());
                 tokio::task::spawn_blocking(move || {
-                    versions.keep(&sha256, &bytes);
+                    versions.keep(&sha256, &bytes, &evidence);
                     bytes
                 })
                 .await
@@ -292,8 +292,8 @@ impl Loader {
     /// that served before the restart serves again first, if it was another and is kept, and
     /// was not rolled back. The file's version then follows as any new version does — held as
     /// a shadow, held for an approval, rolled out — as it would have been without the
-    /// restart. The version restored was admitted when it first loaded here; its signature
-    /// is not checked again.
+    /// restart. The version restored is admitted again, from what admitted it when it first
+    /// loaded here (its signature, kept beside it): a key no longer trusted serves nothing.
     async fn restore_serving(&self, slot: &Slot, sha256: &str, effective: &Effective) {
         let Some(versions) = self.versions.clone() else {
             return;
@@ -351,15 +351,16 @@ impl Loader {
         widening(declared, Some(&ceiling))
     }
 
-    /// `bytes` if the trust policy in force (if any) admits them, else why not.
+    /// `bytes` if the trust policy in force (if any) admits them, with what admitted them,
+    /// else why not.
     async fn admit(
         &self,
         name: &str,
         path: &Path,
         bytes: Vec<u8>,
-    ) -> Result<Vec<u8>, RuntimeError> {
+    ) -> Result<(Vec<u8>, Vec<Evidence>), RuntimeError> {
         let Some(trust) = self.settings.read().trust.clone() else {
-            return Ok(bytes);
+            return Ok((bytes, Vec::new()));
         };
         let refused = |reason: String| RuntimeError::Untrusted {
             name: name.to_owned(),
@@ -376,8 +377,8 @@ impl Loader {
         })
         .await
         .map_err(|e| refused(format!("signature check task failed: {e}")))?;
-        checked.map_err(refused)?;
-        Ok(bytes)
+        let evidence = checked.map_err(refused)?;
+        Ok((bytes, evidence))
     }
 
     /// What serves in `slot` instead of the version `rejection` rolled back, with `effective`
@@ -428,8 +429,8 @@ impl Loader {
         })
     }
 
-    /// Version `sha256` of `slot` made again from its kept wasm, with `effective` settings;
-    /// `None` if its wasm is not kept.
+    /// Version `sha256` of `slot` made again from its kept wasm, with `effective` settings,
+    /// once the trust policy in force admits it again; `None` if its wasm is not kept.
     async fn rebuild(
         &self,
         slot: &Slot,
@@ -453,6 +454,7 @@ impl Loader {
         let Some(bytes) = read else {
             return Ok(None);
         };
+        let (bytes, _) = self.admit(&slot.name, &path, bytes).await?;
         let declared = declared(&path, &bytes)?;
         self.compiler
             .prepare(slot, &path, bytes, sha256.to_owned(), declared, effective)

@@ -3,14 +3,17 @@
 //! The versions in use (serving, replaced, in the folder, rolled back to) are kept by sha256 as
 //! `<versions>/<sha256>.wasm`, so a version rolled back to serves again after a restart while
 //! the rolled-back file is still in the folder; and which version serves each component is
-//! recorded (`<versions>/serving/<name>`), so a restart serves it again first.
+//! recorded (`<versions>/serving/<name>`), so a restart serves it again first. Beside each
+//! kept version is what admitted it under a trust policy (`<sha256>.wasm.minisig`), so that it
+//! is admitted again before it serves again.
 
 use crate::files::valid_name;
+use crate::load::admission::Evidence;
 use crate::load::cache::sha256_hex;
 use parking_lot::Mutex;
 use reactor_core::component::is_sha256;
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The folder of kept versions. A write and a pruning exclude each other, so a version being
@@ -34,13 +37,20 @@ impl Versions {
         is_sha256(sha256).then(|| self.dir.join(format!("{sha256}.wasm")))
     }
 
-    /// Keeps `bytes`, whose sha256 is `sha256`, unless kept already (blocking). A failure is
-    /// only logged: the version serves all the same, it just cannot be restored after a
-    /// restart.
-    pub(crate) fn keep(&self, sha256: &str, bytes: &[u8]) {
+    /// Keeps `bytes`, whose sha256 is `sha256`, unless kept already, and beside it what
+    /// admitted it, replacing what admitted it before (blocking). A failure is only logged:
+    /// the version serves all the same, it just cannot be restored after a restart.
+    pub(crate) fn keep(&self, sha256: &str, bytes: &[u8], evidence: &[Evidence]) {
         let Some(path) = self.path(sha256) else {
             return;
         };
+        // What admits the version is in place before the version is: a version kept is
+        // never read without it.
+        for beside in evidence {
+            let mut name = path.clone().into_os_string();
+            name.push(beside.suffix);
+            self.write(sha256, &PathBuf::from(name), &beside.bytes);
+        }
         {
             // Checked with prunings excluded: a pruning either counted it in use already or
             // has removed it, and then it is written again.
@@ -49,6 +59,12 @@ impl Versions {
                 return;
             }
         }
+        self.write(sha256, &path, bytes);
+    }
+
+    /// Writes `bytes` to `path`, a file of version `sha256`, through a temporary file renamed
+    /// in with prunings excluded (blocking); a failure is logged.
+    fn write(&self, sha256: &str, path: &Path, bytes: &[u8]) {
         static WRITES: AtomicU64 = AtomicU64::new(0);
         let tmp = self.dir.join(format!(
             ".{sha256}.{}.{}.tmp",
@@ -59,7 +75,7 @@ impl Versions {
             .and_then(|()| std::fs::write(&tmp, bytes))
             .and_then(|()| {
                 let _pruning = self.lock.lock();
-                std::fs::rename(&tmp, &path)
+                std::fs::rename(&tmp, path)
             });
         if let Err(e) = written {
             let _ = std::fs::remove_file(&tmp);
@@ -156,8 +172,9 @@ impl Versions {
         for entry in entries.flatten() {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            let stale = match name.strip_suffix(".wasm") {
-                Some(sha256) => is_sha256(sha256) && !in_use.contains(sha256),
+            // A version's wasm, `<sha256>.wasm`, and what admitted it, `<sha256>.wasm.*`.
+            let stale = match name.split_once(".wasm") {
+                Some((sha256, _)) => is_sha256(sha256) && !in_use.contains(sha256),
                 None => name.starts_with('.') && name.ends_with(".tmp") && !name.ends_with(&ours),
             };
             if stale && let Err(e) = std::fs::remove_file(entry.path()) {
@@ -177,13 +194,24 @@ mod tests {
         let versions = Versions::new(dir.path().join("versions"));
         let (a, b) = (b"version a".to_vec(), b"version b".to_vec());
         let (sha_a, sha_b) = (sha256_hex(&a), sha256_hex(&b));
-        versions.keep(&sha_a, &a);
-        versions.keep(&sha_b, &b);
+        let signed = |text: &str| Evidence {
+            suffix: ".minisig",
+            bytes: text.as_bytes().to_vec(),
+        };
+        let signature = |sha: &str| dir.path().join(format!("versions/{sha}.wasm.minisig"));
+        versions.keep(&sha_a, &a, &[signed("by the old key")]);
+        versions.keep(&sha_b, &b, &[signed("b's")]);
         assert_eq!(versions.read(&sha_a), Some(a.clone()));
+        // Kept again, admitted by another signature: that one is beside it now.
+        versions.keep(&sha_a, &a, &[signed("by the new key")]);
+        let kept = std::fs::read_to_string(signature(&sha_a)).expect("a's signature");
+        assert_eq!(kept, "by the new key");
         std::fs::write(dir.path().join("versions/.x.1.tmp"), b"left by a crash").expect("tmp");
         versions.prune(|| BTreeSet::from([sha_a.clone()]));
         assert_eq!(versions.read(&sha_a), Some(a));
+        assert!(signature(&sha_a).is_file());
         assert_eq!(versions.read(&sha_b), None, "not in use: removed");
+        assert!(!signature(&sha_b).exists(), "with its signature");
         assert!(!dir.path().join("versions/.x.1.tmp").exists());
 
         let path = versions.path(&sha_a).expect("a sha256");
