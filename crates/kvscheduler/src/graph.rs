@@ -106,10 +106,11 @@ struct UndoLog {
 }
 
 impl UndoLog {
-    /// Keeps `node` as the state of `key` to put back, unless one is kept already.
-    fn save(&mut self, key: &str, node: Option<&Node>) {
+    /// Keeps the node `node` finds as the state of `key` to put back, unless one is kept
+    /// already (then the node is not looked up).
+    fn save<'a>(&mut self, key: &str, node: impl FnOnce() -> Option<&'a Node>) {
         if !self.before.contains_key(key) {
-            self.before.insert(key.to_owned(), node.cloned());
+            self.before.insert(key.to_owned(), node().cloned());
         }
     }
 
@@ -170,7 +171,7 @@ impl Graph {
     /// Keeps `key` as it is now, if a plan is running and has not touched it yet.
     fn save(&mut self, key: &str) {
         if let Some(undo) = &mut self.undo {
-            undo.save(key, self.nodes.get(key));
+            undo.save(key, || self.nodes.get(key));
         }
     }
 
