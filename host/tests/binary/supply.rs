@@ -612,17 +612,23 @@ fn deploy_signed(dir: &Path, name: &str, file: &Path) -> String {
     sha256(&std::fs::read(file).expect("read"))
 }
 
+/// Writes a config file trusting only `keys`, renamed in whole (a watching server reads it
+/// once, never half written).
+fn write_trust(config_file: &Path, keys: &[&Path]) {
+    let keys: Vec<String> = keys.iter().map(|k| k.display().to_string()).collect();
+    let text = format!("trust:\n  keys: [{}]\n", keys.join(", "));
+    let staged = config_file.with_extension("yaml.tmp");
+    std::fs::write(&staged, text).expect("config");
+    std::fs::rename(&staged, config_file).expect("rename the config in");
+}
+
 #[test]
 fn a_version_restored_after_a_restart_is_checked_again_against_the_keys_trusted_now() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (old_public, old_secret) = keygen(tmp.path(), "old");
     let (new_public, new_secret) = keygen(tmp.path(), "new");
     let config_file = tmp.path().join("reactor.yaml");
-    let trusting = |keys: &[&Path]| {
-        let keys: Vec<String> = keys.iter().map(|k| k.display().to_string()).collect();
-        let text = format!("trust:\n  keys: [{}]\n", keys.join(", "));
-        std::fs::write(&config_file, text).expect("config");
-    };
+    let trusting = |keys: &[&Path]| write_trust(&config_file, keys);
     let data = tmp.path().join("data");
     let dir = data.join("components");
     // v1, signed by the old key, serves; v2 declares more (it waits for an approval) and is
@@ -674,6 +680,60 @@ fn a_version_restored_after_a_restart_is_checked_again_against_the_keys_trusted_
             && log.contains("not among the trusted keys"),
         "{log}"
     );
+}
+
+#[test]
+fn a_config_reload_that_changes_the_trusted_keys_checks_every_version_loaded_again() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (old_public, old_secret) = keygen(tmp.path(), "old");
+    let (new_public, new_secret) = keygen(tmp.path(), "new");
+    let config_file = tmp.path().join("reactor.yaml");
+    let trusting = |keys: &[&Path]| write_trust(&config_file, keys);
+    let data = tmp.path().join("data");
+    let dir = data.join("components");
+    // v1 signed by the old key serves, then v2 (declaring less, so no approval is asked)
+    // signed by the new key replaces it: v1 is kept for a rollback.
+    let v1 = annotated_and_signed(
+        tmp.path(),
+        "v1.wasm",
+        &["--writes", "Note,Secret"],
+        &old_secret,
+    );
+    let v2 = annotated_and_signed(tmp.path(), "v2.wasm", &["--writes", "Note"], &new_secret);
+    trusting(&[&old_public, &new_public]);
+    let v1_sha = deploy_signed(&dir, "misbehave", &v1);
+    let host = start(&data, &config_file);
+    wait_serving(&host, "misbehave", &v1_sha);
+    let v2_sha = deploy_signed(&dir, "misbehave", &v2);
+    wait_serving(&host, "misbehave", &v2_sha);
+    let loads = |host: &Host| host.log().matches("component loaded").count();
+    let loaded = loads(&host);
+
+    // The old key is no longer trusted: v2 serves on, untouched; v1 is let go.
+    trusting(&[&new_public]);
+    let kept = "no longer admits the version kept for a rollback";
+    eventually("v1 let go", 60, || host.log().contains(kept).then_some(()));
+    wait_serving(&host, "misbehave", &v2_sha);
+    assert_eq!(
+        loads(&host),
+        loaded,
+        "v2 was not loaded again: {}",
+        host.log()
+    );
+
+    // Only the old key: v2 stops serving and its file, signed by the new key, is refused.
+    trusting(&[&old_public]);
+    let refused = wait_error(&host, "misbehave", "not among the trusted keys");
+    assert_eq!(refused["serving"], false, "{refused}");
+    let log = host.log();
+    assert!(
+        log.contains("the trust in force changed and no longer admits the version serving"),
+        "{log}"
+    );
+
+    // The new key trusted again: the file's version is tried again and serves, no restart.
+    trusting(&[&new_public]);
+    wait_serving(&host, "misbehave", &v2_sha);
 }
 
 #[test]

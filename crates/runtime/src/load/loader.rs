@@ -11,6 +11,7 @@ use crate::load::cache::sha256_hex;
 use crate::load::compiler::Compiler;
 use crate::load::declaration;
 use crate::load::engine::EpochTicker;
+use crate::load::readmit::TrustSeen;
 use crate::load::versions::Versions;
 use crate::observe::component_event::ComponentEvent;
 use crate::runtime_config::RuntimeConfig;
@@ -38,6 +39,8 @@ pub(crate) struct Loader {
     /// The wasm of the versions in use, when the config keeps them.
     pub(crate) versions: Option<Arc<Versions>>,
     admission: Option<Arc<dyn Admission>>,
+    /// The trust in force when it was last looked at (see [`crate::load::readmit`]).
+    pub(super) trust_seen: Mutex<TrustSeen>,
     _ticker: EpochTicker,
 }
 
@@ -55,6 +58,7 @@ impl Loader {
         compiler.frozen_clock = config
             .frozen_clock
             .map(|at| at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default());
+        let trust_seen = Mutex::new(TrustSeen::of(config.settings.trust.as_ref()));
         Ok(Loader {
             compiler: Arc::new(compiler),
             slots: Slots::default(),
@@ -64,6 +68,7 @@ impl Loader {
             watchers: Mutex::new(Vec::new()),
             versions: config.versions_dir.map(|dir| Arc::new(Versions::new(dir))),
             admission: config.admission,
+            trust_seen,
             _ticker: ticker,
         })
     }
@@ -353,7 +358,7 @@ impl Loader {
 
     /// `bytes` if the trust policy in force (if any) admits them, with what admitted them,
     /// else why not.
-    async fn admit(
+    pub(super) async fn admit(
         &self,
         name: &str,
         path: &Path,
@@ -437,6 +442,22 @@ impl Loader {
         sha256: &str,
         effective: Effective,
     ) -> Result<Option<Arc<Serving>>, RuntimeError> {
+        let Some((path, bytes)) = self.kept(sha256).await? else {
+            return Ok(None);
+        };
+        let (bytes, _) = self.admit(&slot.name, &path, bytes).await?;
+        let declared = declared(&path, &bytes)?;
+        self.compiler
+            .prepare(slot, &path, bytes, sha256.to_owned(), declared, effective)
+            .await
+            .map(|serving| Some(Arc::new(serving)))
+    }
+
+    /// Where version `sha256` is kept and its wasm; `None` if it is not kept.
+    pub(super) async fn kept(
+        &self,
+        sha256: &str,
+    ) -> Result<Option<(std::path::PathBuf, Vec<u8>)>, RuntimeError> {
         let Some((versions, path)) = self
             .versions
             .as_ref()
@@ -451,15 +472,7 @@ impl Loader {
                 path: path.clone(),
                 message: format!("read task failed: {e}"),
             })?;
-        let Some(bytes) = read else {
-            return Ok(None);
-        };
-        let (bytes, _) = self.admit(&slot.name, &path, bytes).await?;
-        let declared = declared(&path, &bytes)?;
-        self.compiler
-            .prepare(slot, &path, bytes, sha256.to_owned(), declared, effective)
-            .await
-            .map(|serving| Some(Arc::new(serving)))
+        Ok(read.map(|bytes| (path, bytes)))
     }
 
     /// Removes the kept versions no component needs any more. Called after loads, not within
@@ -495,14 +508,20 @@ impl Loader {
     }
 
     /// Merges a new config (entries apply only with a higher revision) and reloads the
-    /// components whose settings changed.
+    /// components whose settings changed. When the trust in force changed, every version
+    /// loaded is checked against it again first (see [`crate::load::readmit`]).
     pub(crate) async fn apply_settings(&self, settings: RuntimeSettings) -> Merge {
         let merge = self.settings.write().merge(settings);
         for name in &merge.stale {
             tracing::warn!(component = %name, "config entry changed without a higher revision: not applied");
         }
+        let trust_changed = self.trust_changed().await;
         for slot in self.slots.all() {
-            if merge.defaults_changed || merge.changed.contains(&slot.name) {
+            let mut reload = merge.defaults_changed || merge.changed.contains(&slot.name);
+            if trust_changed {
+                reload |= self.readmit(&slot).await;
+            }
+            if reload {
                 // Unchanged effective settings are a no-op inside load_file.
                 let _ = self.load_file(&slot.file(), slot.world, false).await;
             }

@@ -4,7 +4,8 @@
 //! under a trust policy, reads the [`declaration`] of permissions, keeps the wasm among the
 //! [`versions`], and hands it to the [`compiler`]: compiled on the one [`engine`] through the
 //! on-disk [`cache`], its world checked, linked (see [`crate::host::linker`]) and `describe()`d
-//! ([`described`]). What it makes is swapped in by [`crate::serve`].
+//! ([`described`]). What it makes is swapped in by [`crate::serve`]. When the trust in force
+//! changes, what is loaded is [`readmit`]ted.
 
 pub(crate) mod admission;
 pub(crate) mod cache;
@@ -13,4 +14,5 @@ pub mod declaration;
 pub(crate) mod described;
 pub(crate) mod engine;
 pub(crate) mod loader;
+pub(crate) mod readmit;
 pub(crate) mod versions;
