@@ -4,7 +4,7 @@
 
 use crate::store_contract::{self, next_change, request};
 use reactor_host::object::{ApplyRequest, Selector};
-use reactor_host::store::{EmbeddedStore, EmbeddedStoreOptions, Store, StoreError};
+use reactor_host::store::{EmbeddedStore, EmbeddedStoreOptions, EventType, Store, StoreError};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -117,6 +117,117 @@ async fn each_change_of_a_multi_document_apply_has_its_own_revision() {
         ),
         (1, 2)
     );
+}
+
+#[tokio::test]
+async fn every_change_replays_as_it_was_after_its_object_changed_again_a_delete_and_a_reopen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = open(dir.path());
+        for (name, spec) in [("a", 1), ("a", 2), ("b", 1)] {
+            store
+                .apply(vec![request("A", name, json!(spec))])
+                .await
+                .expect("apply");
+        }
+        store.delete("A", "b", None).await.expect("delete");
+        // Two changes of one object in one transaction.
+        store
+            .apply(vec![
+                request("A", "a", json!(3)),
+                request("A", "c", json!(1)),
+            ])
+            .await
+            .expect("apply");
+        store
+            .apply(vec![request("A", "a", json!(4))])
+            .await
+            .expect("apply");
+    }
+    let report =
+        reactor_host::store::embedded::verify(&dir.path().join("store.redb")).expect("verify runs");
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    assert_eq!((report.objects, report.log_entries), (2, 7));
+    let store = open(dir.path());
+    let expected = [
+        (EventType::Created, "a", 1),
+        (EventType::Updated, "a", 2),
+        (EventType::Created, "b", 1),
+        (EventType::Deleted, "b", 1),
+        (EventType::Updated, "a", 3),
+        (EventType::Created, "c", 1),
+        (EventType::Updated, "a", 4),
+    ];
+    for from in 0..expected.len() as u64 {
+        let mut watch = store.watch(Some("A"), from).await.expect("watch");
+        for (at, (event_type, name, spec)) in expected.iter().enumerate().skip(from as usize) {
+            let event = next_change(&mut watch).await;
+            let object = event.object.expect("an object");
+            assert_eq!(
+                (event.event_type, event.revision, object.name.as_str()),
+                (*event_type, at as u64 + 1, *name),
+                "from {from}"
+            );
+            assert_eq!(
+                (object.spec.clone(), object.meta.revision),
+                (json!(spec), at as u64 + 1),
+                "{name} at revision {} from {from}",
+                at + 1
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_damaged_log_entry_a_write_must_make_whole_fails_that_write_alone_and_changes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = open(dir.path());
+        for name in ["a", "b"] {
+            store
+                .apply(vec![request("A", name, json!(1))])
+                .await
+                .expect("apply");
+        }
+    }
+    // A bit of log entry 1 (a's creation, a reference while it is a's latest change) flips.
+    {
+        use redb::ReadableTable;
+        let db = redb::Database::open(dir.path().join("store.redb")).expect("redb");
+        let log: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("log");
+        let txn = db.begin_write().expect("write");
+        {
+            let mut table = txn.open_table(log).expect("log");
+            let mut record = table
+                .get(1)
+                .expect("read")
+                .expect("entry 1")
+                .value()
+                .to_vec();
+            let last = record.len() - 1;
+            record[last] ^= 0x04;
+            table.insert(1, record.as_slice()).expect("write");
+        }
+        txn.commit().expect("commit");
+    }
+    let store = open(dir.path());
+    let err = store
+        .apply(vec![request("A", "a", json!(2))])
+        .await
+        .expect_err("the write meets the damaged entry");
+    assert!(
+        err.to_string()
+            .starts_with("corrupt record log entry 1: checksum mismatch"),
+        "{err}"
+    );
+    let a = store.get("A", "a").await.expect("get").expect("a is kept");
+    assert_eq!((a.spec.clone(), a.meta.revision), (json!(1), 1));
+    // Other objects are written, and absence is still answered.
+    store
+        .apply(vec![request("A", "b", json!(2))])
+        .await
+        .expect("another object's write");
+    assert!(store.get("A", "none").await.expect("absent").is_none());
 }
 
 #[tokio::test]

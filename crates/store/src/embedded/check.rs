@@ -5,7 +5,9 @@ pub use super::finding::{Area, Finding};
 use super::finding::{damaged_object, object_kind, problem_of, unframed_problem};
 use super::labels::{LABELS, entry};
 use super::record;
-use super::tables::{COUNTERS, LOG, LOG_KINDS, OBJECTS, OLDEST, REVISION, storage};
+use super::tables::{
+    COUNTERS, LOG, LOG_KINDS, LogEntry, OBJECTS, OLDEST, REVISION, log_entry, storage,
+};
 use crate::StoreError;
 use reactor_core::object::ObjectKey;
 use redb::{ReadTransaction, ReadableTableMetadata};
@@ -280,6 +282,7 @@ impl Pass {
     ) -> Result<(usize, bool), StoreError> {
         let log = txn.open_table(LOG).map_err(storage)?;
         let kinds = txn.open_table(LOG_KINDS).map_err(storage)?;
+        let objects = txn.open_table(OBJECTS).map_err(storage)?;
         let oldest = counter(txn, OLDEST)?;
         let from = match self.last_revision {
             Some(last) => Bound::Excluded(last),
@@ -313,7 +316,12 @@ impl Pass {
                 findings.push(Finding::new(Area::Log, name, unframed_problem()));
                 continue;
             }
-            match skim_event(revision, value) {
+            let skimmed = match log_entry(revision, value) {
+                Ok(LogEntry::Whole(body)) => skim_event(revision, body),
+                Ok(LogEntry::Latest { key, .. }) => refers(&objects, revision, key),
+                Err(e) => Err(e),
+            };
+            match skimmed {
                 Ok(event) => {
                     let logged = kinds.get(revision).map_err(storage)?;
                     let logged = logged.as_ref().map(|k| k.value());
@@ -411,13 +419,38 @@ struct SkimmedKind<'a> {
     kind: &'a str,
 }
 
-/// The log entry of `revision`, its checksum checked and its JSON read as far as a check
-/// needs.
-fn skim_event(revision: u64, record: &[u8]) -> Result<SkimmedEvent<'_>, StoreError> {
-    let body = super::tables::event_body(revision, record)?;
+/// The whole log entry `body` of `revision`, its JSON read as far as a check needs.
+fn skim_event(revision: u64, body: &[u8]) -> Result<SkimmedEvent<'_>, StoreError> {
     serde_json::from_slice(body).map_err(|e| StoreError::Corrupt {
         record: format!("log entry {revision}"),
         reason: e.to_string(),
+    })
+}
+
+/// The log entry of `revision` that refers to the object under `key`, as a check reads it:
+/// the object must be stored there at `revision`.
+fn refers<'a>(
+    objects: &redb::ReadOnlyTable<&'static str, &'static [u8]>,
+    revision: u64,
+    key: &'a str,
+) -> Result<SkimmedEvent<'a>, StoreError> {
+    let corrupt = |reason: String| StoreError::Corrupt {
+        record: format!("log entry {revision}"),
+        reason,
+    };
+    let stored = (objects.get(key).map_err(storage)?)
+        .ok_or_else(|| corrupt(format!("refers to {key}, which is not stored")))?;
+    let object = skim_object(key, stored.value())?;
+    if object.meta.revision != revision {
+        return Err(corrupt(format!(
+            "refers to {key}, which is stored at revision {}",
+            object.meta.revision
+        )));
+    }
+    let kind = key.split_once('/').map_or(key, |(kind, _)| kind);
+    Ok(SkimmedEvent {
+        revision,
+        object: Some(SkimmedKind { kind }),
     })
 }
 
@@ -532,5 +565,37 @@ mod tests {
             assert!(pass.step(&txn, 1, &mut stepped).expect("step") <= 1);
         }
         assert_eq!(stepped, findings);
+    }
+
+    #[test]
+    fn a_log_entry_referring_to_an_object_stored_at_another_revision_is_a_finding() {
+        use crate::EventType;
+        use crate::embedded::tables::reference_record;
+        // `A/a` is stored at revision 1; its change at revision 1 refers to it, and so (wrongly)
+        // does revision 2, and revision 3 to an object not stored.
+        let db = store(&["a"], &[]);
+        let txn = db.begin_write().expect("write");
+        {
+            let mut log = txn.open_table(LOG).expect("log");
+            let mut kinds = txn.open_table(LOG_KINDS).expect("log kinds");
+            for (revision, key) in [(1, "A/a"), (2, "A/a"), (3, "A/gone")] {
+                let record = reference_record(EventType::Created, revision, key);
+                log.insert(revision, record.as_slice()).expect("log");
+                kinds.insert(revision, "A").expect("kind");
+            }
+            let mut counters = txn.open_table(COUNTERS).expect("counters");
+            counters.insert(REVISION, 3).expect("revision");
+        }
+        txn.commit().expect("commit");
+        let (findings, (_, log)) = check_all(&db).expect("checked");
+        let shown: Vec<String> = findings.iter().map(|f| f.to_string()).collect();
+        assert_eq!(log, 3);
+        assert_eq!(
+            shown,
+            [
+                "log entry 2: refers to A/a, which is stored at revision 1",
+                "log entry 3: refers to A/gone, which is not stored",
+            ]
+        );
     }
 }

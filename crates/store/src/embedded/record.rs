@@ -11,7 +11,10 @@ use crate::StoreError;
 
 /// The first byte of a framed record. Records written before the frame existed start with the
 /// `{` of their JSON; they are framed once when the store is opened (see [`unframed`]).
-const FORMAT: u8 = 1;
+pub const FORMAT: u8 = 1;
+/// The first byte of a log entry that holds no JSON but names the object whose record holds
+/// it (see `tables::LogEntry`). Its checksum covers this byte too.
+pub const REFERENCE: u8 = 2;
 pub const HEADER: usize = 5;
 
 /// An empty record buffer with room for the frame; write the body after it, then [`seal`].
@@ -23,8 +26,13 @@ pub fn buffer(capacity: usize) -> Vec<u8> {
 
 /// Fills in the frame of a record made with [`buffer`], for the record stored under `key`.
 pub fn seal(key: &[u8], record: &mut [u8]) {
-    let sum = checksum(key, &record[HEADER..]);
-    record[0] = FORMAT;
+    seal_as(FORMAT, key, record);
+}
+
+/// [`seal`] for a record of `format` ([`REFERENCE`] for a log entry that names its object).
+pub fn seal_as(format: u8, key: &[u8], record: &mut [u8]) {
+    let sum = checksum(format, key, &record[HEADER..]);
+    record[0] = format;
     record[1..HEADER].copy_from_slice(&sum.to_le_bytes());
 }
 
@@ -48,11 +56,21 @@ pub fn open<'a>(
     key: &[u8],
     record: &'a [u8],
 ) -> Result<&'a [u8], StoreError> {
+    open_as(&[FORMAT], name, key, record).map(|(_, body)| body)
+}
+
+/// [`open`] for a record of one of `formats`: its format and its body.
+pub fn open_as<'a>(
+    formats: &[u8],
+    name: &dyn Fn() -> String,
+    key: &[u8],
+    record: &'a [u8],
+) -> Result<(u8, &'a [u8]), StoreError> {
     let corrupt = |reason: String| StoreError::Corrupt {
         record: name(),
         reason,
     };
-    if record.len() < HEADER || record[0] != FORMAT {
+    if record.len() < HEADER || !formats.contains(&record[0]) {
         return Err(corrupt(format!(
             "no valid frame (format byte {:?}, {} bytes)",
             record.first(),
@@ -63,17 +81,21 @@ pub fn open<'a>(
     stored.copy_from_slice(&record[1..HEADER]);
     let stored = u32::from_le_bytes(stored);
     let body = &record[HEADER..];
-    let computed = checksum(key, body);
+    let computed = checksum(record[0], key, body);
     if stored != computed {
         return Err(corrupt(format!(
             "checksum mismatch (stored {stored:08x}, computed {computed:08x})"
         )));
     }
-    Ok(body)
+    Ok((record[0], body))
 }
 
-fn checksum(key: &[u8], body: &[u8]) -> u32 {
+fn checksum(format: u8, key: &[u8], body: &[u8]) -> u32 {
     let mut hasher = crc32fast::Hasher::new();
+    // Records of the first format were summed without it; the others are summed with it.
+    if format != FORMAT {
+        hasher.update(&[format]);
+    }
     hasher.update(&(key.len() as u64).to_le_bytes());
     hasher.update(key);
     hasher.update(body);
@@ -104,5 +126,23 @@ mod tests {
         assert!(open(&name, b"A/b", &record).is_err(), "another key");
         assert!(open(&name, b"A/a", b"{}").is_err(), "no frame");
         assert!(open(&name, b"A/a", b"").is_err(), "empty");
+    }
+
+    #[test]
+    fn a_reference_opens_only_where_one_is_expected_and_its_format_byte_is_summed() {
+        let mut record = buffer(8);
+        record.extend_from_slice(b"cA/a");
+        seal_as(REFERENCE, b"7", &mut record);
+        assert_eq!(
+            open_as(&[FORMAT, REFERENCE], &name, b"7", &record).expect("opens"),
+            (REFERENCE, &b"cA/a"[..])
+        );
+        assert!(open(&name, b"7", &record).is_err(), "not an object record");
+        let mut as_first = record.clone();
+        as_first[0] = FORMAT;
+        assert!(
+            open(&name, b"7", &as_first).is_err(),
+            "the same bytes under the first format do not sum"
+        );
     }
 }

@@ -1,12 +1,14 @@
 //! The redb tables of the embedded store and the reads over them.
 
-use crate::{StoreError, WatchEvent};
+use crate::{EventType, StoreError, WatchEvent};
 use reactor_core::object::{Object, ObjectKey, Revision};
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 
 /// `kind/name` → the object as JSON.
 pub const OBJECTS: TableDefinition<&str, &[u8]> = TableDefinition::new("objects");
-/// revision → the watch event of that change as JSON; compacted from the oldest end.
+/// revision → the watch event of that change as JSON, or — while the change is its object's
+/// latest — a reference to the object's record, which holds the same JSON (see [`LogEntry`]);
+/// compacted from the oldest end.
 pub const LOG: TableDefinition<u64, &[u8]> = TableDefinition::new("log");
 /// revision → the kind its change was of, so a watch of one kind replays only its entries.
 pub const LOG_KINDS: TableDefinition<u64, &str> = TableDefinition::new("log-kinds");
@@ -37,13 +39,96 @@ pub fn object_body<'a>(key: &str, record: &'a [u8]) -> Result<&'a [u8], StoreErr
     super::record::open(&|| key.to_owned(), key.as_bytes(), record)
 }
 
-/// The JSON body of the log record of `revision`, its checksum checked.
-pub fn event_body(revision: Revision, record: &[u8]) -> Result<&[u8], StoreError> {
-    super::record::open(
-        &|| format!("log entry {revision}"),
+/// A log entry as stored. The latest change of an object that is still stored is logged as a
+/// reference: the change's type and the object's key, the event's object being the object's
+/// record as it is (stored once, not twice). When the object changes again or is deleted, the
+/// writer writes the entry whole, in the same transaction, from the record before it changes;
+/// so in any snapshot a reference at revision R names an object stored at revision R.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LogEntry<'a> {
+    /// The watch event's JSON.
+    Whole(&'a [u8]),
+    /// The change that made the object under `key` what is stored now.
+    Latest { event_type: EventType, key: &'a str },
+}
+
+/// The log entry of `revision`, its checksum checked.
+pub fn log_entry(revision: Revision, record: &[u8]) -> Result<LogEntry<'_>, StoreError> {
+    use super::record::{FORMAT, REFERENCE};
+    let name = || format!("log entry {revision}");
+    let (format, body) =
+        super::record::open_as(&[FORMAT, REFERENCE], &name, &revision.to_le_bytes(), record)?;
+    if format == FORMAT {
+        return Ok(LogEntry::Whole(body));
+    }
+    let corrupt = |reason: String| StoreError::Corrupt {
+        record: name(),
+        reason,
+    };
+    let (code, key) = body
+        .split_first()
+        .ok_or_else(|| corrupt("an empty reference".into()))?;
+    let event_type = match *code {
+        b'c' => EventType::Created,
+        b'u' => EventType::Updated,
+        b'd' => EventType::Deleted,
+        b'b' => EventType::Bookmark,
+        other => return Err(corrupt(format!("a reference to an unknown change {other}"))),
+    };
+    let key = std::str::from_utf8(key)
+        .map_err(|_| corrupt("a reference to a key that is not UTF-8".into()))?;
+    Ok(LogEntry::Latest { event_type, key })
+}
+
+/// The log entry of `revision` that refers to the latest change, of `event_type`, of the object
+/// under `key` (see [`LogEntry::Latest`]).
+pub fn reference_record(event_type: EventType, revision: Revision, key: &str) -> Vec<u8> {
+    let code = match event_type {
+        EventType::Created => b'c',
+        EventType::Updated => b'u',
+        EventType::Deleted => b'd',
+        EventType::Bookmark => b'b',
+    };
+    let mut record = super::record::buffer(key.len() + 1);
+    record.push(code);
+    record.extend_from_slice(key.as_bytes());
+    super::record::seal_as(
+        super::record::REFERENCE,
         &revision.to_le_bytes(),
-        record,
-    )
+        &mut record,
+    );
+    record
+}
+
+/// The event of the log entry `Latest { event_type, key }` of `revision`, read from `objects`,
+/// and the size of the object's record: corrupt if that object is not stored at `revision`.
+pub fn resolve(
+    objects: &impl ReadableTable<&'static str, &'static [u8]>,
+    revision: Revision,
+    event_type: EventType,
+    key: &str,
+) -> Result<(WatchEvent, usize), StoreError> {
+    let corrupt = |reason: String| StoreError::Corrupt {
+        record: format!("log entry {revision}"),
+        reason,
+    };
+    let stored = objects
+        .get(key)
+        .map_err(storage)?
+        .ok_or_else(|| corrupt(format!("refers to {key}, which is not stored")))?;
+    let object = decode_object(key, stored.value())?;
+    if object.meta.revision != revision {
+        return Err(corrupt(format!(
+            "refers to {key}, which is stored at revision {}",
+            object.meta.revision
+        )));
+    }
+    let event = WatchEvent {
+        event_type,
+        revision,
+        object: Some(std::sync::Arc::new(object)),
+    };
+    Ok((event, stored.value().len()))
 }
 
 /// The object stored under `key`: its checksum checked, and its kind and name those of the key.
@@ -62,9 +147,9 @@ pub fn decode_object(key: &str, record: &[u8]) -> Result<Object, StoreError> {
     Ok(object)
 }
 
-/// The watch event logged at `revision`, its checksum checked.
-pub fn decode_event(revision: Revision, record: &[u8]) -> Result<WatchEvent, StoreError> {
-    serde_json::from_slice(event_body(revision, record)?).map_err(|e| StoreError::Corrupt {
+/// The watch event whose JSON is `body`, logged whole at `revision`.
+pub fn decode_event(revision: Revision, body: &[u8]) -> Result<WatchEvent, StoreError> {
+    serde_json::from_slice(body).map_err(|e| StoreError::Corrupt {
         record: format!("log entry {revision}"),
         reason: e.to_string(),
     })
@@ -202,6 +287,7 @@ pub fn read_log(
     }
     let table = txn.open_table(LOG).map_err(storage)?;
     let kinds = txn.open_table(LOG_KINDS).map_err(storage)?;
+    let objects = txn.open_table(OBJECTS).map_err(storage)?;
     let mut events = Vec::new();
     let mut last = None;
     let Some(start) = after.checked_add(1) else {
@@ -229,13 +315,13 @@ pub fn read_log(
             return Err(missing(expected));
         }
         last = Some(revision);
+        let entry = log_entry(revision, value.value())?;
         if let Some(kind) = kind {
-            match kinds.get(revision).map_err(storage)? {
-                Some(logged) if logged.value() != kind => continue,
-                Some(_) => {}
-                // Logged before kinds were: read the entry's kind from the entry.
-                None => {
-                    let body = event_body(revision, value.value())?;
+            match (kinds.get(revision).map_err(storage)?, &entry) {
+                (Some(logged), _) if logged.value() != kind => continue,
+                (Some(_), _) => {}
+                // Logged before kinds were (whole, then): read the entry's kind from the entry.
+                (None, LogEntry::Whole(body)) => {
                     let header: LogHeader =
                         serde_json::from_slice(body).map_err(|e| StoreError::Corrupt {
                             record: format!("log entry {revision}"),
@@ -245,11 +331,19 @@ pub fn read_log(
                         continue;
                     }
                 }
+                (None, LogEntry::Latest { key, .. }) => {
+                    if key.split_once('/').map(|(k, _)| k) != Some(kind) {
+                        continue;
+                    }
+                }
             }
         }
-        let size = value.value().len();
+        let (event, size) = match entry {
+            LogEntry::Whole(body) => (decode_event(revision, body)?, value.value().len()),
+            LogEntry::Latest { event_type, key } => resolve(&objects, revision, event_type, key)?,
+        };
         bytes += size;
-        events.push((decode_event(revision, value.value())?, size));
+        events.push((event, size));
     }
     let reached = last.unwrap_or(after);
     if exhausted && reached < latest {

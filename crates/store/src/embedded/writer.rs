@@ -9,13 +9,14 @@ use super::live::{LIVE_BATCH_BYTES, Live};
 use super::record;
 use super::state::StoreState;
 use super::tables::{
-    COUNTERS, LOG, LOG_KINDS, OBJECTS, OLDEST, REVISION, backend, encode_object, lookup,
+    COUNTERS, LOG, LOG_KINDS, LogEntry, OBJECTS, OLDEST, REVISION, backend, encode_object,
+    log_entry, lookup, object_body, reference_record,
 };
 use crate::{
     Change, EventType, StoreError, WatchEvent, Write, Written, plan_apply, plan_writes, targets,
 };
 use reactor_core::object::{ApplyRequest, Object, Revision};
-use redb::Table;
+use redb::{ReadableTable, Table};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -96,11 +97,15 @@ fn commit_batch(
             }
             for (request, outcome) in batch.into_iter().zip(outcomes) {
                 if let Err(e) = &outcome
-                    && matches!(e.root(), StoreError::Corrupt { .. })
+                    && let StoreError::Corrupt { record, .. } = e.root()
                 {
-                    shared
-                        .health
-                        .found(&Finding::of_error(Area::Objects, e), BY_WRITE);
+                    // A damaged log entry (one a write had to make whole) leaves the objects
+                    // and their absence trusted.
+                    let area = match record.starts_with("log entry ") {
+                        true => Area::Log,
+                        false => Area::Objects,
+                    };
+                    shared.health.found(&Finding::of_error(area, e), BY_WRITE);
                 }
                 let _ = request.reply.send(outcome);
             }
@@ -155,6 +160,19 @@ fn write_batch(
                     continue;
                 }
             };
+            // The log entries the op supersedes are made whole before anything is written,
+            // so an op that meets a damaged one writes nothing.
+            let wholes = match superseded(&log, &objects, &encoded) {
+                Ok(wholes) => wholes,
+                Err(e) => {
+                    latest = before;
+                    outcomes.push(Err(e));
+                    continue;
+                }
+            };
+            for (revision, whole) in wholes {
+                log.insert(revision, whole.as_slice()).map_err(backend)?;
+            }
             let mut states = Vec::with_capacity(encoded.len());
             for (current, change) in encoded {
                 let Some((change, record)) = change else {
@@ -168,14 +186,19 @@ fn write_batch(
                 // One copy, shared by the watch event and the writer's answer.
                 let object = Arc::new(change.object);
                 let revision = object.meta.revision;
-                let logged = event_record(change.event_type, revision, &record)?;
+                let key = object.key();
+                let stays = change.event_type != EventType::Deleted;
+                // The change refers to the object's record while it is the latest.
+                let logged = match stays {
+                    true => reference_record(change.event_type, revision, key.as_str()),
+                    false => event_record(change.event_type, revision, &record[record::HEADER..])?,
+                };
                 log.insert(revision, logged.as_slice()).map_err(backend)?;
                 log_kinds
                     .insert(revision, object.kind.as_str())
                     .map_err(backend)?;
-                bytes += logged.len();
-                let key = object.key();
-                let stays = change.event_type != EventType::Deleted;
+                let size = logged.len().max(record.len());
+                bytes += size;
                 super::labels::update(&mut labels, current.as_ref(), stays.then_some(&*object))?;
                 if stays {
                     objects
@@ -194,7 +217,7 @@ fn write_batch(
                     revision,
                     object: Some(object),
                 };
-                events.push((event, logged.len()));
+                events.push((event, size));
             }
             outcomes.push(Ok(states));
         }
@@ -247,14 +270,66 @@ fn encode_op(planned: Planned, latest: &mut Revision, limit: usize) -> Result<En
     Ok(encoded)
 }
 
+/// The log entries that the changes of `encoded` supersede and that still refer to their
+/// object's record, each made whole from the record before it changes (see [`LogEntry`]).
+/// Only reads.
+fn superseded(
+    log: &Table<u64, &'static [u8]>,
+    objects: &Table<&'static str, &'static [u8]>,
+    encoded: &Encoded,
+) -> Result<Vec<(Revision, Vec<u8>)>, StoreError> {
+    let mut wholes = Vec::new();
+    for (current, change) in encoded {
+        let (Some(current), Some(_)) = (current, change) else {
+            continue;
+        };
+        let revision = current.meta.revision;
+        if let Some(whole) = log_whole(log, objects, current.key().as_str(), revision)? {
+            wholes.push((revision, whole));
+        }
+    }
+    Ok(wholes)
+}
+
+/// The log entry of `revision` made whole, if it refers to the object under `key`, from that
+/// object's record; `None` for an entry compacted away or whole already.
+fn log_whole(
+    log: &Table<u64, &'static [u8]>,
+    objects: &Table<&'static str, &'static [u8]>,
+    key: &str,
+    revision: Revision,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let corrupt = |reason: String| StoreError::Corrupt {
+        record: format!("log entry {revision}"),
+        reason,
+    };
+    let event_type = match log.get(revision).map_err(backend)? {
+        None => return Ok(None),
+        Some(entry) => match log_entry(revision, entry.value())? {
+            LogEntry::Whole(_) => return Ok(None),
+            LogEntry::Latest {
+                event_type,
+                key: named,
+            } if named == key => event_type,
+            LogEntry::Latest { key: named, .. } => {
+                return Err(corrupt(format!(
+                    "refers to {named}, but {key} was changed at it"
+                )));
+            }
+        },
+    };
+    let stored = (objects.get(key).map_err(backend)?)
+        .ok_or_else(|| corrupt(format!("refers to {key}, which is not stored")))?;
+    event_record(event_type, revision, object_body(key, stored.value())?).map(Some)
+}
+
 /// The log record of a change: the watch event as `serde_json` would write it, around the
 /// object's already serialized JSON (the body of its record), framed for `revision`.
 fn event_record(
     event_type: EventType,
     revision: Revision,
-    object_record: &[u8],
+    object: &[u8],
 ) -> Result<Vec<u8>, StoreError> {
-    let object = &object_record[record::HEADER..];
     let event_type = serde_json::to_string(&event_type).map_err(backend)?;
     let mut logged = record::buffer(object.len() + 64);
     logged.extend_from_slice(
@@ -319,13 +394,16 @@ mod tests {
                 revision: 7,
                 object: Some(Arc::new(object.clone())),
             };
-            let logged = event_record(event_type, 7, &encode_object(&object).expect("encode"))
-                .expect("record");
+            let encoded = encode_object(&object).expect("encode");
+            let logged = event_record(event_type, 7, &encoded[record::HEADER..]).expect("record");
             assert_eq!(
                 &logged[record::HEADER..],
                 serde_json::to_vec(&event).expect("encode")
             );
-            assert_eq!(decode_event(7, &logged).expect("decode"), event);
+            assert_eq!(
+                decode_event(7, &logged[record::HEADER..]).expect("decode"),
+                event
+            );
         }
     }
 }
