@@ -700,13 +700,28 @@ fn a_config_reload_that_changes_the_trusted_keys_checks_every_version_loaded_aga
         &old_secret,
     );
     let v2 = annotated_and_signed(tmp.path(), "v2.wasm", &["--writes", "Note"], &new_secret);
-    trusting(&[&old_public, &new_public]);
+    // v1 serves first without a trust section; one trusting both keys is added: v1, signed,
+    // serves on untouched.
+    std::fs::write(&config_file, "{}\n").expect("config");
     let v1_sha = deploy_signed(&dir, "misbehave", &v1);
     let host = start(&data, &config_file);
     wait_serving(&host, "misbehave", &v1_sha);
+    let loads = |host: &Host| host.log().matches("component loaded").count();
+    let loaded = loads(&host);
+    trusting(&[&old_public, &new_public]);
+    let checked = |host: &Host| {
+        host.log()
+            .matches("the trust in force changed: every")
+            .count()
+    };
+    eventually("the trust checked", 60, || {
+        (checked(&host) == 1).then_some(())
+    });
     let v2_sha = deploy_signed(&dir, "misbehave", &v2);
     wait_serving(&host, "misbehave", &v2_sha);
-    let loads = |host: &Host| host.log().matches("component loaded").count();
+    let serving = "no longer admits the version serving";
+    assert!(!host.log().contains(serving), "{}", host.log());
+    assert_eq!(loads(&host), loaded + 1, "only v2 loaded: {}", host.log());
     let loaded = loads(&host);
 
     // The old key is no longer trusted: v2 serves on, untouched; v1 is let go.
@@ -726,10 +741,7 @@ fn a_config_reload_that_changes_the_trusted_keys_checks_every_version_loaded_aga
     let refused = wait_error(&host, "misbehave", "not among the trusted keys");
     assert_eq!(refused["serving"], false, "{refused}");
     let log = host.log();
-    assert!(
-        log.contains("the trust in force changed and no longer admits the version serving"),
-        "{log}"
-    );
+    assert!(log.contains(serving), "{log}");
 
     // The new key trusted again: the file's version is tried again and serves, no restart.
     trusting(&[&new_public]);

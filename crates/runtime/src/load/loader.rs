@@ -516,6 +516,11 @@ impl Loader {
             tracing::warn!(component = %name, "config entry changed without a higher revision: not applied");
         }
         let trust_changed = self.trust_changed().await;
+        if trust_changed {
+            tracing::info!(
+                "the trust in force changed: every version loaded is checked against it again"
+            );
+        }
         for slot in self.slots.all() {
             let mut reload = merge.defaults_changed || merge.changed.contains(&slot.name);
             if trust_changed {

@@ -103,29 +103,44 @@ impl Loader {
         reload
     }
 
-    /// Whether the trust in force admits version `sha256` of `slot` again, from its kept wasm
-    /// (and what admitted it, kept beside it), or from the component's file when that is the
-    /// same version and it is not kept.
+    /// Whether the trust in force admits version `sha256` of `slot` again: from its kept wasm
+    /// and what admitted it, kept beside it; else from the component's file, when that is the
+    /// same version (a version kept before the trust section was added has no signature kept:
+    /// the file's signature admits it, and is kept from then on).
     async fn admitted(&self, slot: &Slot, sha256: &str) -> Result<(), RuntimeError> {
-        let kept = match self.kept(sha256).await? {
-            Some(kept) => Some(kept),
-            None if slot.file_sha256.lock().as_deref() == Some(sha256) => {
-                let path = slot.file();
-                let read = tokio::fs::read(&path).await.ok();
-                read.filter(|bytes| sha256_hex(bytes) == sha256)
-                    .map(|bytes| (path, bytes))
+        let mut refused = None;
+        if let Some((path, bytes)) = self.kept(sha256).await? {
+            match self.admit(&slot.name, &path, bytes).await {
+                Ok(_) => return Ok(()),
+                Err(e) => refused = Some(e),
             }
-            None => None,
-        };
-        let Some((path, bytes)) = kept else {
-            if self.settings.read().trust.is_none() {
-                return Ok(());
+        }
+        if slot.file_sha256.lock().as_deref() == Some(sha256) {
+            let path = slot.file();
+            let read = tokio::fs::read(&path).await.ok();
+            if let Some(bytes) = read.filter(|bytes| sha256_hex(bytes) == sha256) {
+                match self.admit(&slot.name, &path, bytes).await {
+                    Ok((bytes, evidence)) => {
+                        if let Some(versions) = self.versions.clone() {
+                            let sha256 = sha256.to_owned();
+                            let kept = tokio::task::spawn_blocking(move || {
+                                versions.keep(&sha256, &bytes, &evidence)
+                            });
+                            let _ = kept.await;
+                        }
+                        return Ok(());
+                    }
+                    Err(e) => refused = Some(e),
+                }
             }
-            return Err(RuntimeError::Untrusted {
+        }
+        match refused {
+            Some(e) => Err(e),
+            None if self.settings.read().trust.is_none() => Ok(()),
+            None => Err(RuntimeError::Untrusted {
                 name: slot.name.clone(),
                 reason: "it cannot be checked again: its wasm is not kept here".into(),
-            });
-        };
-        self.admit(&slot.name, &path, bytes).await.map(|_| ())
+            }),
+        }
     }
 }

@@ -49,7 +49,12 @@ impl Versions {
         for beside in evidence {
             let mut name = path.clone().into_os_string();
             name.push(beside.suffix);
-            self.write(sha256, &PathBuf::from(name), &beside.bytes);
+            let name = PathBuf::from(name);
+            // The same file kept already (the version loaded again) is not written again.
+            if std::fs::read(&name).is_ok_and(|kept| kept == beside.bytes) {
+                continue;
+            }
+            self.write(sha256, &name, &beside.bytes);
         }
         {
             // Checked with prunings excluded: a pruning either counted it in use already or
@@ -206,6 +211,14 @@ mod tests {
         versions.keep(&sha_a, &a, &[signed("by the new key")]);
         let kept = std::fs::read_to_string(signature(&sha_a)).expect("a's signature");
         assert_eq!(kept, "by the new key");
+        // Kept again by the same signature: the file is left as it is, not written again.
+        let inode = |path: &Path| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(path).expect("signature").ino()
+        };
+        let before = inode(&signature(&sha_a));
+        versions.keep(&sha_a, &a, &[signed("by the new key")]);
+        assert_eq!(inode(&signature(&sha_a)), before, "not replaced");
         std::fs::write(dir.path().join("versions/.x.1.tmp"), b"left by a crash").expect("tmp");
         versions.prune(|| BTreeSet::from([sha_a.clone()]));
         assert_eq!(versions.read(&sha_a), Some(a));
