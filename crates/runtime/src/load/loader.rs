@@ -11,7 +11,7 @@ use crate::load::cache::sha256_hex;
 use crate::load::compiler::Compiler;
 use crate::load::declaration;
 use crate::load::engine::EpochTicker;
-use crate::load::readmit::TrustSeen;
+use crate::load::trust_seen::TrustSeen;
 use crate::load::versions::Versions;
 use crate::observe::component_event::ComponentEvent;
 use crate::runtime_config::RuntimeConfig;

@@ -15,4 +15,5 @@ pub(crate) mod described;
 pub(crate) mod engine;
 pub(crate) mod loader;
 pub(crate) mod readmit;
+pub(crate) mod trust_seen;
 pub(crate) mod versions;

@@ -10,38 +10,10 @@
 use crate::error::RuntimeError;
 use crate::load::cache::sha256_hex;
 use crate::load::loader::Loader;
+use crate::load::trust_seen::TrustSeen;
 use crate::observe::component_event::ComponentEvent;
 use crate::serve::rollout_info::version_of;
 use crate::serve::slots::Slot;
-use crate::settings::TrustSettings;
-use std::io::Read;
-use std::path::PathBuf;
-
-/// The most of a key file read to tell whether it changed; a minisign key is about 100 bytes.
-const MAX_KEY_FILE_BYTES: u64 = 64 * 1024;
-
-/// The trust in force as last looked at: the section, and each key file's sha256 (`None`:
-/// unreadable), so that a key file replaced under the same name counts as a change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TrustSeen(Option<Vec<(PathBuf, Option<String>)>>);
-
-impl TrustSeen {
-    /// Reads the key files `trust` names (blocking: a few small files, on a config reload).
-    pub(crate) fn of(trust: Option<&TrustSettings>) -> Self {
-        TrustSeen(trust.map(|trust| {
-            let digest = |path: &PathBuf| {
-                let mut bytes = Vec::new();
-                std::fs::File::open(path)
-                    .and_then(|f| f.take(MAX_KEY_FILE_BYTES).read_to_end(&mut bytes))
-                    .ok()
-                    .map(|_| sha256_hex(&bytes))
-            };
-            (trust.keys.iter())
-                .map(|path| (path.clone(), digest(path)))
-                .collect()
-        }))
-    }
-}
 
 impl Loader {
     /// Whether the trust in force differs from when this was last asked (or the runtime
@@ -50,7 +22,7 @@ impl Loader {
         let trust = self.settings.read().trust.clone();
         let now = tokio::task::spawn_blocking(move || TrustSeen::of(trust.as_ref()))
             .await
-            .unwrap_or(TrustSeen(Some(Vec::new())));
+            .unwrap_or_else(|_| TrustSeen::unknown());
         let mut seen = self.trust_seen.lock();
         let changed = *seen != now;
         *seen = now;
