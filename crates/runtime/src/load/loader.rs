@@ -516,12 +516,14 @@ impl Loader {
             tracing::warn!(component = %name, "config entry changed without a higher revision: not applied");
         }
         let trust_changed = self.trust_changed().await;
-        if trust_changed {
+        let slots = self.slots.all();
+        // At start the config is applied before any component loads: nothing to check.
+        if trust_changed && !slots.is_empty() {
             tracing::info!(
                 "the trust in force changed: every version loaded is checked against it again"
             );
         }
-        for slot in self.slots.all() {
+        for slot in slots {
             let mut reload = merge.defaults_changed || merge.changed.contains(&slot.name);
             if trust_changed {
                 reload |= self.readmit(&slot).await;
