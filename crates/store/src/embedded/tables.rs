@@ -315,30 +315,32 @@ pub fn read_log(
             return Err(missing(expected));
         }
         last = Some(revision);
-        let entry = log_entry(revision, value.value())?;
         if let Some(kind) = kind {
-            match (kinds.get(revision).map_err(storage)?, &entry) {
-                (Some(logged), _) if logged.value() != kind => continue,
-                (Some(_), _) => {}
+            match kinds.get(revision).map_err(storage)? {
+                Some(logged) if logged.value() != kind => continue,
+                Some(_) => {}
                 // Logged before kinds were (whole, then): read the entry's kind from the entry.
-                (None, LogEntry::Whole(body)) => {
-                    let header: LogHeader =
-                        serde_json::from_slice(body).map_err(|e| StoreError::Corrupt {
-                            record: format!("log entry {revision}"),
-                            reason: e.to_string(),
-                        })?;
-                    if header.object.is_some_and(|o| o.kind != kind) {
-                        continue;
+                None => match log_entry(revision, value.value())? {
+                    LogEntry::Whole(body) => {
+                        let header: LogHeader =
+                            serde_json::from_slice(body).map_err(|e| StoreError::Corrupt {
+                                record: format!("log entry {revision}"),
+                                reason: e.to_string(),
+                            })?;
+                        if header.object.is_some_and(|o| o.kind != kind) {
+                            continue;
+                        }
                     }
-                }
-                (None, LogEntry::Latest { key, .. }) => {
-                    if key.split_once('/').map(|(k, _)| k) != Some(kind) {
-                        continue;
+                    LogEntry::Latest { key, .. } => {
+                        if key.split_once('/').map(|(k, _)| k) != Some(kind) {
+                            continue;
+                        }
                     }
-                }
+                },
             }
         }
-        let (event, size) = match entry {
+        // Checked only for the entries the watch reads: other kinds' are skipped unread.
+        let (event, size) = match log_entry(revision, value.value())? {
             LogEntry::Whole(body) => (decode_event(revision, body)?, value.value().len()),
             LogEntry::Latest { event_type, key } => resolve(&objects, revision, event_type, key)?,
         };
